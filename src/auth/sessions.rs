@@ -1,0 +1,89 @@
+//! Session keys: 32 random bytes, base64url, handed to the client once; the
+//! store keeps only their SHA-256. A key dies after the idle timeout (sliding)
+//! or the absolute lifetime, whichever comes first, or at logout.
+
+use ring::digest::{SHA256, digest};
+use ring::rand::{SecureRandom, SystemRandom};
+use rusqlite::{Connection, OptionalExtension, params};
+
+use super::Principal;
+
+pub struct NewKey {
+    pub key: String,
+    pub hash: Vec<u8>,
+}
+
+pub fn new_key() -> NewKey {
+    let mut bytes = [0u8; 32];
+    SystemRandom::new()
+        .fill(&mut bytes)
+        .expect("the system random source failed");
+    let key = super::base64url(&bytes);
+    let hash = hash_key(&key);
+    NewKey { key, hash }
+}
+
+pub fn hash_key(key: &str) -> Vec<u8> {
+    digest(&SHA256, key.as_bytes()).as_ref().to_vec()
+}
+
+pub fn insert(conn: &Connection, hash: &[u8], account_id: i64, now: i64) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO sessions (key_hash, account_id, created_at, last_used_at) VALUES (?1, ?2, ?3, ?3)",
+    )?
+    .execute(params![hash, account_id, now])?;
+    Ok(())
+}
+
+/// A live session and when it was last used.
+pub struct Found {
+    pub principal: Principal,
+    pub created_at: i64,
+    pub last_used_at: i64,
+}
+
+pub fn find(conn: &Connection, hash: &[u8]) -> rusqlite::Result<Option<Found>> {
+    conn.prepare_cached(
+        "SELECT a.id, a.username, a.tenant, a.is_admin, s.created_at, s.last_used_at \
+         FROM sessions s JOIN accounts a ON a.id = s.account_id WHERE s.key_hash = ?1",
+    )?
+    .query_row([hash], |row| {
+        Ok(Found {
+            principal: Principal {
+                account_id: row.get(0)?,
+                username: row.get(1)?,
+                tenant: row.get(2)?,
+                is_admin: row.get(3)?,
+            },
+            created_at: row.get(4)?,
+            last_used_at: row.get(5)?,
+        })
+    })
+    .optional()
+}
+
+pub fn touch(conn: &Connection, hash: &[u8], now: i64) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "UPDATE sessions SET last_used_at = max(last_used_at, ?2) WHERE key_hash = ?1",
+    )?
+    .execute(params![hash, now])?;
+    Ok(())
+}
+
+pub fn delete(conn: &Connection, hash: &[u8]) -> rusqlite::Result<bool> {
+    Ok(conn
+        .prepare_cached("DELETE FROM sessions WHERE key_hash = ?1")?
+        .execute([hash])?
+        == 1)
+}
+
+/// Drops sessions past either timeout, so the table does not grow forever.
+pub fn purge_expired(
+    conn: &Connection,
+    now: i64,
+    idle_ms: i64,
+    max_ms: i64,
+) -> rusqlite::Result<usize> {
+    conn.prepare_cached("DELETE FROM sessions WHERE last_used_at <= ?1 OR created_at <= ?2")?
+        .execute(params![now - idle_ms, now - max_ms])
+}

@@ -1,0 +1,312 @@
+//! The command line: `serve` and the `user` commands.
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+use log::LevelFilter;
+
+use crate::app::{App, Settings};
+use crate::auth::{accounts, password};
+use crate::{clock, db};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "quayside",
+    version,
+    about = "Cargo-inspection data exchange server in one SQLite file"
+)]
+struct Cli {
+    /// The data file; created on first use.
+    #[arg(
+        long,
+        global = true,
+        env = "QUAYSIDE_DATA",
+        default_value = "quayside.db"
+    )]
+    data: PathBuf,
+    /// Log level: error, warn, info, debug or trace.
+    #[arg(
+        long,
+        global = true,
+        env = "QUAYSIDE_LOG_LEVEL",
+        default_value = "info"
+    )]
+    log_level: LevelFilter,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Serve both services on one listener.
+    Serve(ServeArgs),
+    /// Manage web service accounts.
+    #[command(subcommand)]
+    User(UserCommand),
+}
+
+#[derive(Args, Debug)]
+struct ServeArgs {
+    /// Address to listen on; port 0 picks a free port.
+    #[arg(long, env = "QUAYSIDE_LISTEN", default_value = "127.0.0.1:8080")]
+    listen: SocketAddr,
+    /// Seconds a session may go unused before it expires (sliding).
+    #[arg(long, default_value_t = 8 * 3600)]
+    session_idle_secs: u64,
+    /// Seconds a session lives at most, used or not.
+    #[arg(long, default_value_t = 7 * 24 * 3600)]
+    session_max_secs: u64,
+    /// Seconds to let requests in flight finish on SIGINT/SIGTERM.
+    #[arg(long, default_value_t = 10)]
+    shutdown_grace_secs: u64,
+    /// Read connections in the pool.
+    #[arg(long, default_value_t = 8)]
+    readers: u32,
+    /// PBKDF2 iterations for new hashes (lowered only to make tests fast).
+    #[arg(long, hide = true, env = "QUAYSIDE_PBKDF2_ITERATIONS", default_value_t = password::DEFAULT_ITERATIONS)]
+    pbkdf2_iterations: u32,
+}
+
+#[derive(Subcommand, Debug)]
+enum UserCommand {
+    /// Add an account; the password is read from stdin or QUAYSIDE_PASSWORD.
+    Add {
+        name: String,
+        /// Administrators see every workspace.
+        #[arg(long)]
+        admin: bool,
+        /// Share the tenant of this existing account (same company).
+        #[arg(long)]
+        tenant_of: Option<String>,
+        #[arg(long, hide = true, env = "QUAYSIDE_PBKDF2_ITERATIONS", default_value_t = password::DEFAULT_ITERATIONS)]
+        pbkdf2_iterations: u32,
+    },
+    /// Set a new password (read from stdin or QUAYSIDE_PASSWORD); ends its sessions.
+    Passwd {
+        name: String,
+        #[arg(long, hide = true, env = "QUAYSIDE_PBKDF2_ITERATIONS", default_value_t = password::DEFAULT_ITERATIONS)]
+        pbkdf2_iterations: u32,
+    },
+    /// List accounts with their tenants.
+    List,
+    /// Remove an account; its sessions stop working at once.
+    Remove { name: String },
+}
+
+/// Runs the command line; returns the process exit code.
+pub fn main() -> i32 {
+    let cli = Cli::parse();
+    init_logging(cli.log_level);
+    let result = match cli.command {
+        Command::Serve(args) => serve(&cli.data, args),
+        Command::User(command) => user(&cli.data, command),
+    };
+    match result {
+        Ok(()) => 0,
+        Err(message) => {
+            eprintln!("quayside: error: {message}");
+            1
+        }
+    }
+}
+
+fn init_logging(level: LevelFilter) {
+    let config = simplelog::ConfigBuilder::new()
+        .set_time_format_rfc3339()
+        .set_target_level(LevelFilter::Error)
+        .set_thread_level(LevelFilter::Off)
+        .build();
+    let _ = simplelog::WriteLogger::init(level, config, std::io::stderr());
+}
+
+fn serve(data: &Path, args: ServeArgs) -> Result<(), String> {
+    let settings = Settings {
+        session_idle: Duration::from_secs(args.session_idle_secs.max(1)),
+        session_max: Duration::from_secs(args.session_max_secs.max(1)),
+        pbkdf2_iterations: args.pbkdf2_iterations,
+    };
+    ensure_first_admin(data, settings.pbkdf2_iterations)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name("quayside-worker")
+        .build()
+        .map_err(|e| format!("cannot start the runtime: {e}"))?;
+    runtime.block_on(async {
+        let database = db::Db::open(data, args.readers.max(1))?;
+        let listener = tokio::net::TcpListener::bind(args.listen)
+            .await
+            .map_err(|e| format!("cannot listen on {}: {e}", args.listen))?;
+        let address = listener.local_addr().map_err(|e| e.to_string())?;
+        // Tests and scripts read this line to learn the port when --listen ends in :0.
+        println!("quayside listening on http://{address}");
+        let _ = std::io::stdout().flush();
+        log::info!("serving {} on http://{address}", data.display());
+        let app = App::new(database.clone(), settings);
+        crate::http::server::serve(
+            listener,
+            move |req| {
+                let app = app.clone();
+                async move { app.handle(req).await }
+            },
+            shutdown_signal(),
+            Duration::from_secs(args.shutdown_grace_secs),
+        )
+        .await;
+        let closing = database.clone();
+        tokio::task::spawn_blocking(move || closing.close())
+            .await
+            .map_err(|e| e.to_string())??;
+        log::info!("stopped cleanly; {} is complete", data.display());
+        Ok(())
+    })
+}
+
+async fn shutdown_signal() {
+    let interrupt = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut terminate) => {
+                tokio::select! {
+                    _ = interrupt => {},
+                    _ = terminate.recv() => {},
+                }
+            }
+            Err(_) => {
+                let _ = interrupt.await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = interrupt.await;
+    }
+    log::info!("shutdown requested");
+}
+
+/// On an empty file, creates `admin` with a random password printed once (or
+/// the one in QUAYSIDE_ADMIN_PASSWORD).
+fn ensure_first_admin(data: &Path, iterations: u32) -> Result<(), String> {
+    let conn = db::open_and_migrate(data)?;
+    if accounts::count(&conn).map_err(|e| e.to_string())? > 0 {
+        return Ok(());
+    }
+    let (secret, generated) = match std::env::var("QUAYSIDE_ADMIN_PASSWORD") {
+        Ok(p) if !p.is_empty() => (p, false),
+        _ => (password::random_password(), true),
+    };
+    let hash = password::hash(&secret, iterations);
+    let tenant = uuid::Uuid::new_v4().to_string();
+    accounts::insert(&conn, "admin", &tenant, true, &hash, clock::now_ms())
+        .map_err(|e| format!("cannot create the admin account: {e}"))?;
+    if generated {
+        eprintln!(
+            "quayside: created the first account `admin` with password: {secret}\n\
+             quayside: this password is shown only once; change it with `quayside user passwd admin`"
+        );
+    } else {
+        eprintln!(
+            "quayside: created the first account `admin` with the password from QUAYSIDE_ADMIN_PASSWORD"
+        );
+    }
+    Ok(())
+}
+
+fn user(data: &Path, command: UserCommand) -> Result<(), String> {
+    let conn = db::open_and_migrate(data)?;
+    let sql = |e: rusqlite::Error| e.to_string();
+    match command {
+        UserCommand::Add {
+            name,
+            admin,
+            tenant_of,
+            pbkdf2_iterations,
+        } => {
+            accounts::check_username(&name).map_err(|e| e.message())?;
+            if accounts::find(&conn, &name).map_err(sql)?.is_some() {
+                return Err(format!("an account named `{name}` already exists"));
+            }
+            let tenant = match tenant_of {
+                Some(other) => {
+                    accounts::find(&conn, &other)
+                        .map_err(sql)?
+                        .ok_or_else(|| {
+                            format!("no account named `{other}` to share a tenant with")
+                        })?
+                        .tenant
+                }
+                None => uuid::Uuid::new_v4().to_string(),
+            };
+            let secret = read_password()?;
+            let hash = password::hash(&secret, pbkdf2_iterations);
+            accounts::insert(&conn, &name, &tenant, admin, &hash, clock::now_ms()).map_err(sql)?;
+            println!(
+                "added {name} (tenant {tenant}{})",
+                if admin { ", admin" } else { "" }
+            );
+        }
+        UserCommand::Passwd {
+            name,
+            pbkdf2_iterations,
+        } => {
+            if accounts::find(&conn, &name).map_err(sql)?.is_none() {
+                return Err(format!("no account named `{name}`"));
+            }
+            let secret = read_password()?;
+            let hash = password::hash(&secret, pbkdf2_iterations);
+            accounts::set_password(&conn, &name, &hash).map_err(sql)?;
+            println!("password of {name} changed; its sessions were ended");
+        }
+        UserCommand::List => {
+            println!("{:<24} {:<36} {:<5} created", "username", "tenant", "admin");
+            for account in accounts::list(&conn).map_err(sql)? {
+                println!(
+                    "{:<24} {:<36} {:<5} {}",
+                    account.username,
+                    account.tenant,
+                    if account.is_admin { "yes" } else { "no" },
+                    clock::format_ms(account.created_at)
+                );
+            }
+        }
+        UserCommand::Remove { name } => {
+            if !accounts::remove(&conn, &name).map_err(sql)? {
+                return Err(format!("no account named `{name}`"));
+            }
+            println!("removed {name}; its sessions no longer work");
+        }
+    }
+    Ok(())
+}
+
+/// The password for `user add` and `user passwd`: QUAYSIDE_PASSWORD, else the
+/// first line of stdin. Never an argument, so it stays out of `ps` and shell history.
+fn read_password() -> Result<String, String> {
+    let secret = match std::env::var("QUAYSIDE_PASSWORD") {
+        Ok(p) => p,
+        Err(_) => {
+            let stdin = std::io::stdin();
+            if stdin.is_terminal() {
+                eprint!("Password: ");
+                let _ = std::io::stderr().flush();
+            }
+            let mut line = String::new();
+            stdin
+                .lock()
+                .read_line(&mut line)
+                .map_err(|e| format!("cannot read the password from stdin: {e}"))?;
+            line.trim_end_matches(['\r', '\n']).to_string()
+        }
+    };
+    if secret.chars().count() < password::MIN_PASSWORD_CHARS {
+        return Err(format!(
+            "the password must have at least {} characters",
+            password::MIN_PASSWORD_CHARS
+        ));
+    }
+    Ok(secret)
+}

@@ -1,0 +1,136 @@
+//! The store: one SQLite file, read through a pool of connections and written
+//! through exactly one writer thread.
+//!
+//! Every call here runs its SQLite work on a blocking thread, never on the async
+//! executor. A read runs inside one read transaction (a consistent snapshot);
+//! a write runs inside its own savepoint of the writer's current batch and is
+//! acknowledged only after that batch has committed durably.
+
+pub mod migrate;
+pub mod writer;
+
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use r2d2_sqlite::SqliteConnectionManager;
+use rusqlite::{Connection, OpenFlags};
+
+use crate::error::{ApiError, ApiResult};
+use writer::Writer;
+
+/// How long a connection waits on a lock held by another process (the CLI, a
+/// backup) before it reports busy. Inside the server the single writer means
+/// no request ever waits on another request's lock.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Pragmas every connection gets. `synchronous=FULL` makes a commit durable
+/// before it is acknowledged.
+pub fn configure(conn: &Connection) -> rusqlite::Result<()> {
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    conn.execute_batch(
+        "PRAGMA journal_mode = WAL;
+         PRAGMA synchronous = FULL;
+         PRAGMA foreign_keys = ON;
+         PRAGMA temp_store = MEMORY;",
+    )?;
+    Ok(())
+}
+
+/// Opens a read-write connection with the standard pragmas.
+pub fn open_connection(path: &Path) -> rusqlite::Result<Connection> {
+    let conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
+    configure(&conn)?;
+    Ok(conn)
+}
+
+/// Opens the file, creating or migrating its schema. Used by `serve` and by
+/// every CLI command that touches the data.
+pub fn open_and_migrate(path: &Path) -> Result<Connection, String> {
+    let mut conn =
+        open_connection(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+    migrate::migrate(&mut conn).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(conn)
+}
+
+/// Handle to the store shared by all requests.
+#[derive(Clone)]
+pub struct Db {
+    path: PathBuf,
+    readers: r2d2::Pool<SqliteConnectionManager>,
+    writer: Writer,
+}
+
+impl Db {
+    /// Opens the store: migrates the schema, starts the writer, fills the reader pool.
+    pub fn open(path: &Path, readers: u32) -> Result<Db, String> {
+        let write_conn = open_and_migrate(path)?;
+        let manager = SqliteConnectionManager::file(path)
+            .with_flags(OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
+            .with_init(|c| {
+                c.busy_timeout(BUSY_TIMEOUT)?;
+                c.execute_batch("PRAGMA foreign_keys = ON; PRAGMA temp_store = MEMORY;")
+            });
+        let pool = r2d2::Pool::builder()
+            .max_size(readers)
+            .min_idle(Some(readers.min(2)))
+            .build(manager)
+            .map_err(|e| format!("cannot open reader pool on {}: {e}", path.display()))?;
+        Ok(Db {
+            path: path.to_path_buf(),
+            readers: pool,
+            writer: Writer::start(write_conn),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Runs `f` on a pooled read-only connection inside one read transaction.
+    pub fn read<T, F>(&self, f: F) -> impl Future<Output = ApiResult<T>> + Send + 'static
+    where
+        F: FnOnce(&Connection) -> ApiResult<T> + Send + 'static,
+        T: Send + 'static,
+    {
+        let pool = self.readers.clone();
+        let task = tokio::task::spawn_blocking(move || {
+            let conn = pool.get()?;
+            conn.execute_batch("BEGIN DEFERRED")?;
+            let result = f(&conn);
+            // A read transaction has nothing to keep: end it whatever happened.
+            let _ = conn.execute_batch("COMMIT");
+            result
+        });
+        async move {
+            task.await
+                .map_err(|e| ApiError::internal(format!("read task failed: {e}")))?
+        }
+    }
+
+    /// Runs `f` through the single writer, inside its own savepoint. Returns
+    /// after the batch holding this write has committed durably; if `f` fails,
+    /// only its own changes are rolled back.
+    pub fn write<T, F>(&self, f: F) -> impl Future<Output = ApiResult<T>> + Send + 'static
+    where
+        F: FnOnce(&Connection) -> ApiResult<T> + Send + 'static,
+        T: Send + 'static,
+    {
+        self.writer.submit(f)
+    }
+
+    /// Stops the writer after it has finished what is queued, then folds the
+    /// WAL back into the main file so the one `.db` file is the whole store.
+    pub fn close(&self) -> Result<(), String> {
+        self.writer.stop();
+        let conn = open_connection(&self.path).map_err(|e| e.to_string())?;
+        conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+            .map_err(|e| format!("checkpoint failed: {e}"))?;
+        Ok(())
+    }
+}

@@ -1,0 +1,208 @@
+//! The single writer: one thread owns the only read-write connection the server
+//! uses, so no request ever meets "database is locked".
+//!
+//! Writes queue up while a commit is in progress; the writer takes everything
+//! queued as one batch, runs each write in its own savepoint inside one
+//! transaction, and commits once (group commit). Durability with
+//! `synchronous=FULL` then costs one fsync per batch, not per request. Each
+//! caller is answered only after the batch's COMMIT returned.
+
+use std::future::Future;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+use rusqlite::Connection;
+use tokio::sync::{mpsc, oneshot};
+
+use crate::error::{ApiError, ApiResult};
+
+/// Most writes committed together; bounds the latency a batch adds.
+const MAX_BATCH: usize = 256;
+/// Writes waiting beyond this make submitters wait (backpressure, not memory growth).
+const QUEUE_DEPTH: usize = 4096;
+
+/// One queued write: run inside a savepoint, then answered after the commit.
+trait WriteJob: Send {
+    /// Runs the write; true when its savepoint should be kept.
+    fn run(&mut self, conn: &Connection) -> bool;
+    /// Answers the caller with the write's own result, unless the batch failed.
+    fn deliver(self: Box<Self>, committed: ApiResult<()>);
+}
+
+struct PendingWrite<T, F> {
+    work: Option<F>,
+    result: Option<ApiResult<T>>,
+    reply: oneshot::Sender<ApiResult<T>>,
+}
+
+impl<T, F> WriteJob for PendingWrite<T, F>
+where
+    F: FnOnce(&Connection) -> ApiResult<T> + Send,
+    T: Send,
+{
+    fn run(&mut self, conn: &Connection) -> bool {
+        let Some(work) = self.work.take() else {
+            return false;
+        };
+        let result = catch_unwind(AssertUnwindSafe(|| work(conn)))
+            .unwrap_or_else(|_| Err(ApiError::internal("a write panicked")));
+        let keep = result.is_ok();
+        self.result = Some(result);
+        keep
+    }
+
+    fn deliver(self: Box<Self>, committed: ApiResult<()>) {
+        let answer = match (committed, self.result) {
+            // A write that failed by itself reports its own error.
+            (_, Some(Err(own))) => Err(own),
+            (Err(batch), _) => Err(batch),
+            (Ok(()), Some(Ok(value))) => Ok(value),
+            (Ok(()), None) => Err(ApiError::internal("write was never run")),
+        };
+        let _ = self.reply.send(answer);
+    }
+}
+
+type Job = Box<dyn WriteJob>;
+
+#[derive(Clone)]
+pub struct Writer {
+    queue: Arc<Mutex<Option<mpsc::Sender<Job>>>>,
+    thread: Arc<Mutex<Option<JoinHandle<()>>>>,
+}
+
+impl Writer {
+    pub fn start(conn: Connection) -> Writer {
+        let (sender, receiver) = mpsc::channel::<Job>(QUEUE_DEPTH);
+        let thread = std::thread::Builder::new()
+            .name("quayside-writer".into())
+            .spawn(move || run(conn, receiver))
+            .expect("cannot start the writer thread");
+        Writer {
+            queue: Arc::new(Mutex::new(Some(sender))),
+            thread: Arc::new(Mutex::new(Some(thread))),
+        }
+    }
+
+    /// Queues a write. The returned future owns everything it needs, so it is
+    /// `Send + 'static` and can be awaited from any task.
+    pub fn submit<T, F>(&self, work: F) -> impl Future<Output = ApiResult<T>> + Send + 'static
+    where
+        F: FnOnce(&Connection) -> ApiResult<T> + Send + 'static,
+        T: Send + 'static,
+    {
+        let sender = self.queue.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        async move {
+            let sender = sender.ok_or_else(shutting_down)?;
+            let (reply, answer) = oneshot::channel::<ApiResult<T>>();
+            let job: Job = Box::new(PendingWrite {
+                work: Some(work),
+                result: None,
+                reply,
+            });
+            sender.send(job).await.map_err(|_| shutting_down())?;
+            answer
+                .await
+                .map_err(|_| ApiError::internal("the writer dropped a write"))?
+        }
+    }
+
+    /// Closes the queue and waits until every queued write has been committed.
+    pub fn stop(&self) {
+        self.queue.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(thread) = self.thread.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+fn run(conn: Connection, mut receiver: mpsc::Receiver<Job>) {
+    let mut batch: Vec<Job> = Vec::with_capacity(MAX_BATCH);
+    while let Some(first) = receiver.blocking_recv() {
+        batch.push(first);
+        while batch.len() < MAX_BATCH {
+            match receiver.try_recv() {
+                Ok(job) => batch.push(job),
+                Err(_) => break,
+            }
+        }
+        commit_batch(&conn, &mut batch);
+    }
+}
+
+fn shutting_down() -> ApiError {
+    ApiError::Unavailable("The server is shutting down; try again shortly".into())
+}
+
+/// Runs one batch: each job in its own savepoint, one COMMIT for all.
+///
+/// SQLite may roll back a whole transaction by itself on some errors (disk full,
+/// I/O); the jobs already run in it are then answered with that error, and the
+/// rest of the batch goes on in a fresh transaction.
+fn commit_batch(conn: &Connection, batch: &mut Vec<Job>) {
+    let mut done: Vec<Job> = Vec::with_capacity(batch.len());
+    let mut in_transaction = false;
+    for mut job in batch.drain(..) {
+        if !in_transaction {
+            if let Err(err) = conn.execute_batch("BEGIN IMMEDIATE") {
+                log::error!("writer cannot begin a transaction: {err}");
+                job.deliver(Err(ApiError::from(err)));
+                continue;
+            }
+            in_transaction = true;
+        }
+        if let Err(err) = conn.execute_batch("SAVEPOINT request") {
+            job.deliver(Err(ApiError::from(err)));
+            continue;
+        }
+        let keep = job.run(conn);
+        if conn.is_autocommit() {
+            // SQLite abandoned the transaction: nothing of this batch so far is stored.
+            let lost = ApiError::StorageFull;
+            log::error!(
+                "writer transaction was rolled back by SQLite; failing {} writes",
+                done.len() + 1
+            );
+            for earlier in done.drain(..) {
+                earlier.deliver(Err(clone_error(&lost)));
+            }
+            job.deliver(Err(lost));
+            in_transaction = false;
+            continue;
+        }
+        let closed = if keep {
+            conn.execute_batch("RELEASE request")
+        } else {
+            conn.execute_batch("ROLLBACK TO request; RELEASE request")
+        };
+        if let Err(err) = closed {
+            log::error!("writer cannot close a savepoint: {err}");
+        }
+        done.push(job);
+    }
+    if !in_transaction {
+        return;
+    }
+    let committed = conn.execute_batch("COMMIT").map_err(|err| {
+        let err = ApiError::from(err);
+        log::error!("writer commit failed: {err}");
+        let _ = conn.execute_batch("ROLLBACK");
+        err
+    });
+    for job in done {
+        job.deliver(match &committed {
+            Ok(()) => Ok(()),
+            Err(err) => Err(clone_error(err)),
+        });
+    }
+}
+
+/// Errors that reach several callers of one failed batch; only the variants
+/// a commit can produce need to survive the copy.
+fn clone_error(err: &ApiError) -> ApiError {
+    match err {
+        ApiError::StorageFull => ApiError::StorageFull,
+        other => ApiError::internal(other),
+    }
+}

@@ -1,0 +1,228 @@
+//! The service's one error type, and the single place where each error becomes
+//! a status code and the contract's error body
+//! `{"error":{"status":N,"code":"...","message":"...","field":"..."}}`.
+//!
+//! Internal errors carry their detail only to the log: the client sees a plain
+//! message, so nothing about the store or the code leaks through a 500.
+
+use std::fmt;
+
+use serde_json::{Value, json};
+
+/// Every way a request can fail. Domain code builds these; `http::response`
+/// renders them through [`ApiError::status`] and [`ApiError::body`].
+#[derive(Debug)]
+pub enum ApiError {
+    /// 400: the request is malformed or breaks a validation rule.
+    BadRequest {
+        code: &'static str,
+        message: String,
+        field: Option<String>,
+    },
+    /// 401: no key, an unknown key, an expired key, or bad credentials.
+    Unauthorized(String),
+    /// 404: unknown path or id, or something the caller's tenant may not see.
+    NotFound(String),
+    /// 405: the path exists but not with this method.
+    MethodNotAllowed { allow: Vec<&'static str> },
+    /// 409: the request conflicts with what is stored.
+    Conflict { code: &'static str, message: String },
+    /// 413: the body is larger than the limit for this route.
+    PayloadTooLarge { limit: u64 },
+    /// 415: the body is not of a media type this route takes.
+    UnsupportedMediaType(String),
+    /// 429: too many failed logins; retry after the given number of seconds.
+    TooManyRequests { retry_after_secs: u64 },
+    /// 507: SQLite reported that the disk or the database file is full.
+    StorageFull,
+    /// 503: the server is shutting down or its writer is gone.
+    Unavailable(String),
+    /// 500: a bug or an environment failure; the detail is logged, never sent.
+    Internal(String),
+}
+
+pub type ApiResult<T> = Result<T, ApiError>;
+
+impl ApiError {
+    /// A 400 about one input field (`field` is a JSON path or a parameter name).
+    pub fn invalid(field: impl Into<String>, message: impl Into<String>) -> Self {
+        ApiError::BadRequest {
+            code: "invalid_field",
+            message: message.into(),
+            field: Some(field.into()),
+        }
+    }
+
+    /// A 400 about a query parameter.
+    pub fn invalid_query(param: impl Into<String>, message: impl Into<String>) -> Self {
+        ApiError::BadRequest {
+            code: "invalid_query",
+            message: message.into(),
+            field: Some(param.into()),
+        }
+    }
+
+    /// A 400 with a specific code and no single field at fault.
+    pub fn bad_request(code: &'static str, message: impl Into<String>) -> Self {
+        ApiError::BadRequest {
+            code,
+            message: message.into(),
+            field: None,
+        }
+    }
+
+    pub fn not_found(message: impl Into<String>) -> Self {
+        ApiError::NotFound(message.into())
+    }
+
+    pub fn conflict(code: &'static str, message: impl Into<String>) -> Self {
+        ApiError::Conflict {
+            code,
+            message: message.into(),
+        }
+    }
+
+    pub fn internal(detail: impl fmt::Display) -> Self {
+        ApiError::Internal(detail.to_string())
+    }
+
+    pub fn status(&self) -> u16 {
+        match self {
+            ApiError::BadRequest { .. } => 400,
+            ApiError::Unauthorized(_) => 401,
+            ApiError::NotFound(_) => 404,
+            ApiError::MethodNotAllowed { .. } => 405,
+            ApiError::Conflict { .. } => 409,
+            ApiError::PayloadTooLarge { .. } => 413,
+            ApiError::UnsupportedMediaType(_) => 415,
+            ApiError::TooManyRequests { .. } => 429,
+            ApiError::Internal(_) => 500,
+            ApiError::Unavailable(_) => 503,
+            ApiError::StorageFull => 507,
+        }
+    }
+
+    pub fn code(&self) -> &'static str {
+        match self {
+            ApiError::BadRequest { code, .. } | ApiError::Conflict { code, .. } => code,
+            ApiError::Unauthorized(_) => "unauthorized",
+            ApiError::NotFound(_) => "not_found",
+            ApiError::MethodNotAllowed { .. } => "method_not_allowed",
+            ApiError::PayloadTooLarge { .. } => "payload_too_large",
+            ApiError::UnsupportedMediaType(_) => "unsupported_media_type",
+            ApiError::TooManyRequests { .. } => "too_many_requests",
+            ApiError::StorageFull => "insufficient_storage",
+            ApiError::Unavailable(_) => "unavailable",
+            ApiError::Internal(_) => "internal_error",
+        }
+    }
+
+    /// The message a client sees. Internal detail is replaced by a plain sentence.
+    pub fn message(&self) -> String {
+        match self {
+            ApiError::BadRequest { message, .. } | ApiError::Conflict { message, .. } => {
+                message.clone()
+            }
+            ApiError::Unauthorized(m)
+            | ApiError::NotFound(m)
+            | ApiError::UnsupportedMediaType(m)
+            | ApiError::Unavailable(m) => m.clone(),
+            ApiError::MethodNotAllowed { allow } => {
+                format!("Method not allowed here; allowed: {}", allow.join(", "))
+            }
+            ApiError::PayloadTooLarge { limit } => {
+                format!("Request body is larger than the limit of {limit} bytes")
+            }
+            ApiError::TooManyRequests { retry_after_secs } => format!(
+                "Too many failed logins for this account; try again in {retry_after_secs} seconds"
+            ),
+            ApiError::StorageFull => {
+                "The server's storage is full; nothing was written. Reads still work.".into()
+            }
+            ApiError::Internal(_) => "Internal server error".into(),
+        }
+    }
+
+    pub fn field(&self) -> Option<&str> {
+        match self {
+            ApiError::BadRequest { field, .. } => field.as_deref(),
+            _ => None,
+        }
+    }
+
+    /// The contract's error body.
+    pub fn body(&self) -> Value {
+        let mut error = json!({
+            "status": self.status(),
+            "code": self.code(),
+            "message": self.message(),
+        });
+        if let Some(field) = self.field() {
+            error["field"] = Value::String(field.to_string());
+        }
+        json!({ "error": error })
+    }
+}
+
+impl fmt::Display for ApiError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ApiError::Internal(detail) => write!(f, "internal error: {detail}"),
+            other => write!(
+                f,
+                "{} {}: {}",
+                other.status(),
+                other.code(),
+                other.message()
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ApiError {}
+
+impl From<rusqlite::Error> for ApiError {
+    fn from(err: rusqlite::Error) -> Self {
+        match err.sqlite_error_code() {
+            Some(rusqlite::ErrorCode::DiskFull) => ApiError::StorageFull,
+            _ => ApiError::Internal(format!("sqlite: {err}")),
+        }
+    }
+}
+
+impl From<r2d2::Error> for ApiError {
+    fn from(err: r2d2::Error) -> Self {
+        ApiError::Internal(format!("connection pool: {err}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn internal_detail_never_reaches_the_body() {
+        let err = ApiError::internal("no such table: secrets at /var/lib/x.db");
+        let body = err.body().to_string();
+        assert!(!body.contains("secrets"));
+        assert_eq!(err.body()["error"]["status"], 500);
+        assert_eq!(err.body()["error"]["message"], "Internal server error");
+    }
+
+    #[test]
+    fn field_appears_only_when_one_field_is_at_fault() {
+        let with_field = ApiError::invalid("latitudeDeg", "must be 0 to 90").body();
+        assert_eq!(with_field["error"]["field"], "latitudeDeg");
+        let without = ApiError::not_found("No port with that code").body();
+        assert!(without["error"].get("field").is_none());
+    }
+
+    #[test]
+    fn disk_full_maps_to_507() {
+        let err = rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_FULL),
+            None,
+        );
+        assert_eq!(ApiError::from(err).status(), 507);
+    }
+}

@@ -1,0 +1,14 @@
+//! HTTP plumbing: the listener, the router, request parsing and responses.
+//!
+//! Architecture invariant: only this module knows hyper. Domain modules see
+//! [`Request`] and [`Response`] and return [`crate::error::ApiError`].
+
+pub mod request;
+pub mod response;
+pub mod router;
+pub mod server;
+pub mod urlencoded;
+
+pub use request::{Method, Request};
+pub use response::Response;
+pub use router::Router;

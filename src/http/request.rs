@@ -1,0 +1,260 @@
+//! The request as domain code sees it: method, decoded path segments and query,
+//! headers by name, and a body read under a size limit as JSON or a form.
+//! Domain modules never touch hyper types; they use this.
+
+use std::net::SocketAddr;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full, combinators::BoxBody};
+use hyper::HeaderMap;
+use serde_json::Value;
+
+use super::urlencoded::{decode_pairs, decode_path_segment};
+use crate::error::{ApiError, ApiResult};
+
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+pub(crate) type RequestBody = BoxBody<Bytes, BoxError>;
+
+/// Largest JSON request body (contract section 5).
+pub const JSON_BODY_LIMIT: usize = 1024 * 1024;
+/// Largest login form body.
+pub const FORM_BODY_LIMIT: usize = 16 * 1024;
+
+/// HTTP methods the router knows; anything else can only ever be a 405.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Method {
+    Get,
+    Head,
+    Post,
+    Put,
+    Patch,
+    Delete,
+    Options,
+    Other,
+}
+
+impl Method {
+    pub fn parse(name: &str) -> Method {
+        match name {
+            "GET" => Method::Get,
+            "HEAD" => Method::Head,
+            "POST" => Method::Post,
+            "PUT" => Method::Put,
+            "PATCH" => Method::Patch,
+            "DELETE" => Method::Delete,
+            "OPTIONS" => Method::Options,
+            _ => Method::Other,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Method::Get => "GET",
+            Method::Head => "HEAD",
+            Method::Post => "POST",
+            Method::Put => "PUT",
+            Method::Patch => "PATCH",
+            Method::Delete => "DELETE",
+            Method::Options => "OPTIONS",
+            Method::Other => "OTHER",
+        }
+    }
+}
+
+pub struct Request {
+    method: Method,
+    path: String,
+    segments: Vec<String>,
+    query: Vec<(String, String)>,
+    headers: HeaderMap,
+    body: Option<RequestBody>,
+    params: Vec<(&'static str, String)>,
+    remote: Option<SocketAddr>,
+}
+
+impl Request {
+    /// Builds a request from its parts. The path and query are decoded here, so a
+    /// malformed one fails before routing.
+    pub(crate) fn new(
+        method: Method,
+        path_and_query: &str,
+        headers: HeaderMap,
+        body: RequestBody,
+        remote: Option<SocketAddr>,
+    ) -> ApiResult<Request> {
+        let (path, query) = path_and_query
+            .split_once('?')
+            .unwrap_or((path_and_query, ""));
+        let segments = path
+            .split('/')
+            .filter(|s| !s.is_empty())
+            .map(decode_path_segment)
+            .collect::<ApiResult<Vec<_>>>()?;
+        let query = decode_pairs(query, "query string")?;
+        Ok(Request {
+            method,
+            path: path.to_string(),
+            segments,
+            query,
+            headers,
+            body: Some(body),
+            params: Vec::new(),
+            remote,
+        })
+    }
+
+    /// A request with an in-memory body, for calling the handler without a socket.
+    pub fn from_bytes(
+        method: &str,
+        path_and_query: &str,
+        headers: &[(&str, &str)],
+        body: impl Into<Bytes>,
+    ) -> ApiResult<Request> {
+        let mut map = HeaderMap::new();
+        for (name, value) in headers {
+            let name = hyper::header::HeaderName::from_bytes(name.as_bytes())
+                .map_err(|e| ApiError::bad_request("invalid_header", e.to_string()))?;
+            let value = hyper::header::HeaderValue::from_str(value)
+                .map_err(|e| ApiError::bad_request("invalid_header", e.to_string()))?;
+            map.append(name, value);
+        }
+        let body = Full::new(body.into())
+            .map_err(|never| match never {})
+            .boxed();
+        Request::new(Method::parse(method), path_and_query, map, body, None)
+    }
+
+    pub fn method(&self) -> Method {
+        self.method
+    }
+
+    /// The raw (still percent-encoded) path, without the query.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    pub fn segments(&self) -> &[String] {
+        &self.segments
+    }
+
+    pub fn remote(&self) -> Option<SocketAddr> {
+        self.remote
+    }
+
+    pub(crate) fn set_params(&mut self, params: Vec<(&'static str, String)>) {
+        self.params = params;
+    }
+
+    /// A path parameter the route pattern declared (`{name}`).
+    pub fn param(&self, name: &str) -> &str {
+        self.params
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| v.as_str())
+            .unwrap_or("")
+    }
+
+    /// Decoded query pairs in their order, repeated names included.
+    pub fn query_pairs(&self) -> &[(String, String)] {
+        &self.query
+    }
+
+    /// The first value of a query parameter.
+    pub fn query(&self, name: &str) -> Option<&str> {
+        self.query
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// A header's value, when present and visible ASCII.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+
+    /// The media type of the body, lower-cased, without parameters.
+    pub fn content_type(&self) -> Option<String> {
+        self.header("content-type").map(|v| {
+            v.split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase()
+        })
+    }
+
+    /// Reads the whole body, refusing more than `limit` bytes with a 413.
+    pub async fn body_bytes(&mut self, limit: usize) -> ApiResult<Bytes> {
+        if let Some(length) = self.header("content-length") {
+            if let Ok(length) = length.trim().parse::<u64>() {
+                if length > limit as u64 {
+                    return Err(ApiError::PayloadTooLarge {
+                        limit: limit as u64,
+                    });
+                }
+            }
+        }
+        let mut body = self
+            .body
+            .take()
+            .ok_or_else(|| ApiError::internal("request body read twice"))?;
+        let mut collected = bytes::BytesMut::new();
+        while let Some(frame) = body.frame().await {
+            let frame = frame.map_err(|err| {
+                ApiError::bad_request(
+                    "invalid_body",
+                    format!("The request body could not be read: {err}"),
+                )
+            })?;
+            if let Ok(data) = frame.into_data() {
+                if collected.len() + data.len() > limit {
+                    return Err(ApiError::PayloadTooLarge {
+                        limit: limit as u64,
+                    });
+                }
+                collected.extend_from_slice(&data);
+            }
+        }
+        Ok(collected.freeze())
+    }
+
+    /// Reads a JSON body (`Content-Type: application/json`, at most 1 MiB).
+    pub async fn json(&mut self) -> ApiResult<Value> {
+        match self.content_type() {
+            Some(t) if t == "application/json" || t.ends_with("+json") => {}
+            other => {
+                return Err(ApiError::UnsupportedMediaType(format!(
+                    "Send the body as JSON with `Content-Type: application/json` (got {})",
+                    other.map_or_else(|| "no Content-Type".to_string(), |t| format!("`{t}`"))
+                )));
+            }
+        }
+        let bytes = self.body_bytes(JSON_BODY_LIMIT).await?;
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return Err(ApiError::bad_request(
+                "invalid_json",
+                "The request body is empty; a JSON object is required",
+            ));
+        }
+        serde_json::from_slice(&bytes).map_err(|e| {
+            ApiError::bad_request(
+                "invalid_json",
+                format!("The request body is not valid JSON: {e}"),
+            )
+        })
+    }
+
+    /// Reads an `application/x-www-form-urlencoded` body into pairs.
+    pub async fn form(&mut self) -> ApiResult<Vec<(String, String)>> {
+        if self.content_type().as_deref() != Some("application/x-www-form-urlencoded") {
+            return Err(ApiError::UnsupportedMediaType(
+                "Send the form with `Content-Type: application/x-www-form-urlencoded`".into(),
+            ));
+        }
+        let bytes = self.body_bytes(FORM_BODY_LIMIT).await?;
+        let text = std::str::from_utf8(&bytes).map_err(|_| {
+            ApiError::bad_request("invalid_body", "The form body is not valid UTF-8")
+        })?;
+        decode_pairs(text, "form body")
+    }
+}

@@ -1,0 +1,113 @@
+//! Responses: JSON documents, empty answers, and the rendering of every
+//! [`ApiError`] into the contract's error body with its extra headers.
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full, combinators::BoxBody};
+use hyper::header::{HeaderName, HeaderValue};
+use serde::Serialize;
+
+use super::request::BoxError;
+use crate::error::ApiError;
+
+pub(crate) type ResponseBody = BoxBody<Bytes, BoxError>;
+
+pub struct Response {
+    status: u16,
+    headers: Vec<(HeaderName, HeaderValue)>,
+    body: ResponseBody,
+}
+
+fn full(bytes: Bytes) -> ResponseBody {
+    Full::new(bytes).map_err(|never| match never {}).boxed()
+}
+
+impl Response {
+    /// A JSON document with the given status.
+    pub fn json<T: Serialize + ?Sized>(status: u16, value: &T) -> Response {
+        match serde_json::to_vec(value) {
+            Ok(bytes) => Response {
+                status,
+                headers: vec![(
+                    hyper::header::CONTENT_TYPE,
+                    HeaderValue::from_static("application/json"),
+                )],
+                body: full(Bytes::from(bytes)),
+            },
+            Err(err) => Response::error(&ApiError::internal(format!("serialising: {err}"))),
+        }
+    }
+
+    /// A status with no body.
+    pub fn empty(status: u16) -> Response {
+        Response {
+            status,
+            headers: Vec::new(),
+            body: full(Bytes::new()),
+        }
+    }
+
+    /// The one rendering of an error: the contract's body, plus `Allow` on 405
+    /// and `Retry-After` on 429. Internal detail goes to the log only.
+    pub fn error(err: &ApiError) -> Response {
+        if let ApiError::Internal(detail) = err {
+            log::error!("internal error: {detail}");
+        }
+        let mut response = Response::json(err.status(), &err.body());
+        match err {
+            ApiError::MethodNotAllowed { allow } => {
+                response = response.header("allow", &allow.join(", "));
+            }
+            ApiError::TooManyRequests { retry_after_secs } => {
+                response = response.header("retry-after", &retry_after_secs.to_string());
+            }
+            _ => {}
+        }
+        response
+    }
+
+    /// Adds a header. A name or value that is not valid HTTP is a bug, logged and skipped.
+    pub fn header(mut self, name: &str, value: &str) -> Response {
+        match (
+            HeaderName::from_bytes(name.as_bytes()),
+            HeaderValue::from_str(value),
+        ) {
+            (Ok(name), Ok(value)) => self.headers.push((name, value)),
+            _ => log::error!("dropped an invalid response header {name:?}"),
+        }
+        self
+    }
+
+    pub fn status(&self) -> u16 {
+        self.status
+    }
+
+    /// A header's value, for tests that call the handler without a socket.
+    pub fn header_value(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.as_str().eq_ignore_ascii_case(name))
+            .and_then(|(_, v)| v.to_str().ok())
+    }
+
+    /// Collects the body, for tests that call the handler without a socket.
+    pub async fn into_bytes(self) -> Result<Bytes, BoxError> {
+        Ok(self.body.collect().await?.to_bytes())
+    }
+
+    pub(crate) fn into_hyper(self) -> hyper::Response<ResponseBody> {
+        let mut response = hyper::Response::new(self.body);
+        *response.status_mut() = hyper::StatusCode::from_u16(self.status)
+            .unwrap_or(hyper::StatusCode::INTERNAL_SERVER_ERROR);
+        let headers = response.headers_mut();
+        for (name, value) in self.headers {
+            headers.append(name, value);
+        }
+        response
+    }
+}
+
+impl From<ApiError> for Response {
+    fn from(err: ApiError) -> Response {
+        Response::error(&err)
+    }
+}

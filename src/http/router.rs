@@ -1,0 +1,193 @@
+//! A small router: routes are a method plus a path pattern of literal segments
+//! and `{name}` parameters. A path that matches no pattern is a 404; a path that
+//! matches with another method is a 405 that lists the allowed methods.
+//!
+//! The router is generic over what a route carries, so it knows nothing of the
+//! application; `src/routes.rs` holds the one table of every route.
+
+use super::request::Method;
+use crate::error::ApiError;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Segment {
+    Literal(&'static str),
+    Param(&'static str),
+}
+
+pub struct Route<H> {
+    pub method: Method,
+    pub pattern: &'static str,
+    segments: Vec<Segment>,
+    pub target: H,
+}
+
+pub struct Router<H> {
+    routes: Vec<Route<H>>,
+}
+
+/// A matched route and the values of its path parameters.
+pub struct Matched<'r, H> {
+    pub route: &'r Route<H>,
+    pub params: Vec<(&'static str, String)>,
+}
+
+impl<H> Default for Router<H> {
+    fn default() -> Self {
+        Router { routes: Vec::new() }
+    }
+}
+
+impl<H> Router<H> {
+    /// Adds a route. Patterns are written like `/ports/{clientCode}`.
+    pub fn add(&mut self, method: Method, pattern: &'static str, target: H) {
+        let segments = pattern
+            .split('/')
+            .filter(|s| !s.is_empty())
+            .map(
+                |s| match s.strip_prefix('{').and_then(|s| s.strip_suffix('}')) {
+                    Some(name) => Segment::Param(name),
+                    None => Segment::Literal(s),
+                },
+            )
+            .collect();
+        assert!(
+            !self
+                .routes
+                .iter()
+                .any(|r| r.method == method && r.pattern == pattern),
+            "route {} {pattern} registered twice",
+            method.as_str()
+        );
+        self.routes.push(Route {
+            method,
+            pattern,
+            segments,
+            target,
+        });
+    }
+
+    pub fn routes(&self) -> impl Iterator<Item = &Route<H>> {
+        self.routes.iter()
+    }
+
+    /// Finds the route for a method and decoded path segments.
+    ///
+    /// Literal segments win over parameters, so `/jobs/{id}` never shadows a
+    /// literal sibling such as `/jobs/search`.
+    pub fn resolve(&self, method: Method, path: &[String]) -> Result<Matched<'_, H>, ApiError> {
+        let mut best: Option<(&Route<H>, usize)> = None;
+        let mut allowed: Vec<&'static str> = Vec::new();
+        for route in &self.routes {
+            let Some(literals) = route.matches(path) else {
+                continue;
+            };
+            if route.method != method {
+                if !allowed.contains(&route.method.as_str()) {
+                    allowed.push(route.method.as_str());
+                }
+                continue;
+            }
+            if best.is_none_or(|(_, n)| literals > n) {
+                best = Some((route, literals));
+            }
+        }
+        match best {
+            Some((route, _)) => {
+                let params = route
+                    .segments
+                    .iter()
+                    .zip(path)
+                    .filter_map(|(seg, value)| match seg {
+                        Segment::Param(name) => Some((*name, value.clone())),
+                        Segment::Literal(_) => None,
+                    })
+                    .collect();
+                Ok(Matched { route, params })
+            }
+            None if !allowed.is_empty() => Err(ApiError::MethodNotAllowed { allow: allowed }),
+            None => Err(ApiError::not_found("No such path on this server")),
+        }
+    }
+}
+
+impl<H> Route<H> {
+    /// The number of literal segments when the path fits this pattern.
+    fn matches(&self, path: &[String]) -> Option<usize> {
+        if self.segments.len() != path.len() {
+            return None;
+        }
+        let mut literals = 0;
+        for (seg, value) in self.segments.iter().zip(path) {
+            match seg {
+                Segment::Literal(lit) if lit == value => literals += 1,
+                Segment::Literal(_) => return None,
+                Segment::Param(_) => {}
+            }
+        }
+        Some(literals)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn path(p: &str) -> Vec<String> {
+        p.split('/')
+            .filter(|s| !s.is_empty())
+            .map(String::from)
+            .collect()
+    }
+
+    fn router() -> Router<u8> {
+        let mut r = Router::default();
+        r.add(Method::Get, "/ports", 1);
+        r.add(Method::Get, "/ports/{code}", 2);
+        r.add(Method::Put, "/ports/{code}", 3);
+        r.add(Method::Get, "/ports/special", 4);
+        r
+    }
+
+    #[test]
+    fn matches_literals_and_params() {
+        let r = router();
+        let m = r.resolve(Method::Get, &path("/ports/NLRTM")).unwrap();
+        assert_eq!(m.route.target, 2);
+        assert_eq!(m.params, vec![("code", "NLRTM".to_string())]);
+        assert_eq!(
+            r.resolve(Method::Get, &path("/ports"))
+                .unwrap()
+                .route
+                .target,
+            1
+        );
+        assert_eq!(
+            r.resolve(Method::Get, &path("/ports/special"))
+                .unwrap()
+                .route
+                .target,
+            4
+        );
+    }
+
+    #[test]
+    fn wrong_method_is_405_with_allow() {
+        match r_err(Method::Delete, "/ports/X") {
+            ApiError::MethodNotAllowed { allow } => assert_eq!(allow, vec!["GET", "PUT"]),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn unknown_path_is_404() {
+        assert_eq!(r_err(Method::Get, "/nowhere").status(), 404);
+        assert_eq!(r_err(Method::Get, "/ports/a/b").status(), 404);
+    }
+
+    fn r_err(m: Method, p: &str) -> ApiError {
+        match router().resolve(m, &path(p)) {
+            Ok(_) => panic!("expected an error"),
+            Err(e) => e,
+        }
+    }
+}

@@ -1,0 +1,155 @@
+//! The listener: accepts connections, serves HTTP/1.1 on each with hyper, turns
+//! hyper's request into ours, writes one access-log line per request, and on
+//! shutdown stops accepting and lets requests in flight finish (bounded).
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use http_body_util::BodyExt;
+use hyper::body::Incoming;
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
+use tokio::net::TcpListener;
+
+use super::request::{Method, Request};
+use super::response::{Response, ResponseBody};
+
+/// A client that has not sent its request headers in this time is dropped
+/// (defends against slow-loris connections).
+const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// Serves until `shutdown` resolves, then waits at most `grace` for requests in flight.
+pub async fn serve<H, Fut>(
+    listener: TcpListener,
+    handler: H,
+    shutdown: impl Future<Output = ()>,
+    grace: Duration,
+) where
+    H: Fn(Request) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Response> + Send + 'static,
+{
+    let handler = Arc::new(handler);
+    let graceful = GracefulShutdown::new();
+    let mut builder = http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(HEADER_READ_TIMEOUT)
+        .keep_alive(true);
+    tokio::pin!(shutdown);
+    loop {
+        let (stream, remote) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(pair) => pair,
+                Err(err) => {
+                    // Out of file descriptors and the like: back off, keep serving.
+                    log::warn!("accept failed: {err}");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        let _ = stream.set_nodelay(true);
+        let handler = handler.clone();
+        let service = service_fn(move |req: hyper::Request<Incoming>| {
+            let handler = handler.clone();
+            async move { Ok::<_, std::convert::Infallible>(handle(&*handler, req, remote).await) }
+        });
+        let connection = graceful.watch(builder.serve_connection(TokioIo::new(stream), service));
+        tokio::spawn(async move {
+            if let Err(err) = connection.await {
+                log::debug!("connection from {remote} ended: {err}");
+            }
+        });
+    }
+    drop(listener);
+    log::info!("stopped accepting; waiting for requests in flight");
+    if tokio::time::timeout(grace, graceful.shutdown())
+        .await
+        .is_err()
+    {
+        log::warn!("requests still in flight after {grace:?}; closing them");
+    }
+}
+
+async fn handle<H, Fut>(
+    handler: &H,
+    req: hyper::Request<Incoming>,
+    remote: SocketAddr,
+) -> hyper::Response<ResponseBody>
+where
+    H: Fn(Request) -> Fut,
+    Fut: Future<Output = Response>,
+{
+    let started = Instant::now();
+    let method = req.method().as_str().to_string();
+    let target = req.uri().path_and_query().map_or_else(
+        || req.uri().path().to_string(),
+        |pq| pq.as_str().to_string(),
+    );
+    let (parts, body) = req.into_parts();
+    let body = body.map_err(Into::into).boxed();
+    let response = match Request::new(
+        Method::parse(parts.method.as_str()),
+        &target,
+        parts.headers,
+        body,
+        Some(remote),
+    ) {
+        Ok(request) => handler(request).await,
+        Err(err) => Response::error(&err),
+    };
+    log::info!(
+        target: "access",
+        "{remote} {method} {} {} {:.1}ms",
+        redact_secrets(&target),
+        response.status(),
+        started.elapsed().as_secs_f64() * 1000.0
+    );
+    response.into_hyper()
+}
+
+/// The request target with every `api_key` (and any `password`) value replaced,
+/// so a log file never holds a usable key.
+pub fn redact_secrets(target: &str) -> String {
+    let Some((path, query)) = target.split_once('?') else {
+        return target.to_string();
+    };
+    let redacted: Vec<String> = query
+        .split('&')
+        .map(|pair| {
+            let name = pair.split('=').next().unwrap_or("");
+            // Judge the decoded name: `api%5Fkey` is an api_key too.
+            let decoded = super::urlencoded::decode_pairs(name, "query string")
+                .ok()
+                .and_then(|pairs| pairs.into_iter().next())
+                .map_or_else(|| name.to_string(), |(n, _)| n);
+            if decoded.eq_ignore_ascii_case("api_key") || decoded.eq_ignore_ascii_case("password") {
+                format!("{name}=REDACTED")
+            } else {
+                pair.to_string()
+            }
+        })
+        .collect();
+    format!("{path}?{}", redacted.join("&"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redact_secrets;
+
+    #[test]
+    fn api_key_never_survives_redaction() {
+        assert_eq!(
+            redact_secrets("/ports?page=2&api_key=abc123&name=x"),
+            "/ports?page=2&api_key=REDACTED&name=x"
+        );
+        assert_eq!(redact_secrets("/ports/X"), "/ports/X");
+        assert!(!redact_secrets("/p?API_KEY=zzz").contains("zzz"));
+        assert!(!redact_secrets("/p?api%5Fkey=zzz").contains("zzz"));
+    }
+}

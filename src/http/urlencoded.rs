@@ -1,0 +1,113 @@
+//! Strict percent-decoding for path segments, query strings and
+//! `application/x-www-form-urlencoded` bodies. Strict means a broken escape or
+//! bytes that are not UTF-8 are an error the client hears about, instead of being
+//! silently replaced.
+
+use crate::error::{ApiError, ApiResult};
+
+/// Decodes one path segment (`+` stays a plus sign).
+pub fn decode_path_segment(raw: &str) -> ApiResult<String> {
+    decode(raw, false).map_err(|why| {
+        ApiError::bad_request(
+            "invalid_path",
+            format!("The request path is malformed: {why}"),
+        )
+    })
+}
+
+/// Decodes `a=1&b=two+words` into pairs, in order (`+` is a space).
+/// `what` names the source in error messages ("query string", "form body").
+pub fn decode_pairs(raw: &str, what: &str) -> ApiResult<Vec<(String, String)>> {
+    let mut pairs = Vec::new();
+    for piece in raw.split('&').filter(|p| !p.is_empty()) {
+        let (name, value) = piece.split_once('=').unwrap_or((piece, ""));
+        let name = decode(name, true).map_err(|why| {
+            ApiError::bad_request("invalid_query", format!("The {what} is malformed: {why}"))
+        })?;
+        let value = decode(value, true).map_err(|why| {
+            ApiError::invalid_query(
+                name.clone(),
+                format!("The {what} value of `{name}` is malformed: {why}"),
+            )
+        })?;
+        pairs.push((name, value));
+    }
+    Ok(pairs)
+}
+
+fn decode(raw: &str, plus_is_space: bool) -> Result<String, &'static str> {
+    if !raw.contains(['%', '+']) {
+        return Ok(raw.to_string());
+    }
+    let bytes = raw.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'%' => {
+                let hex = bytes.get(i + 1..i + 3).ok_or("a % escape is cut short")?;
+                let high = hex_value(hex[0]).ok_or("a % escape is not two hex digits")?;
+                let low = hex_value(hex[1]).ok_or("a % escape is not two hex digits")?;
+                out.push(high << 4 | low);
+                i += 3;
+            }
+            b'+' if plus_is_space => {
+                out.push(b' ');
+                i += 1;
+            }
+            other => {
+                out.push(other);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(out).map_err(|_| "it decodes to bytes that are not UTF-8")
+}
+
+fn hex_value(b: u8) -> Option<u8> {
+    match b {
+        b'0'..=b'9' => Some(b - b'0'),
+        b'a'..=b'f' => Some(b - b'a' + 10),
+        b'A'..=b'F' => Some(b - b'A' + 10),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decodes_pairs_with_plus_and_escapes() {
+        let pairs = decode_pairs("name=Port+of%20Spain&x=&flag", "query string").unwrap();
+        assert_eq!(
+            pairs,
+            vec![
+                ("name".into(), "Port of Spain".into()),
+                ("x".into(), "".into()),
+                ("flag".into(), "".into())
+            ]
+        );
+    }
+
+    #[test]
+    fn path_keeps_plus_and_decodes_slash() {
+        assert_eq!(decode_path_segment("a+b%2Fc").unwrap(), "a+b/c");
+    }
+
+    #[test]
+    fn rejects_broken_escapes_and_invalid_utf8() {
+        assert!(decode_pairs("a=%zz", "query string").is_err());
+        assert!(decode_pairs("a=%4", "query string").is_err());
+        assert!(decode_pairs("a=%ff%fe", "query string").is_err());
+        assert!(decode_path_segment("%c3%28").is_err());
+    }
+
+    #[test]
+    fn decodes_multibyte_utf8() {
+        assert_eq!(
+            decode_pairs("n=%C5%81%C3%B3d%C5%BA", "q").unwrap()[0].1,
+            "Łódź"
+        );
+    }
+}

@@ -1,0 +1,15 @@
+//! Quayside: an embedded, single-file HTTP server for cargo-inspection data
+//! exchange. See ARCHITECTURE.md for the map of modules and the path of a request.
+
+pub mod app;
+pub mod auth;
+pub mod cli;
+pub mod clock;
+pub mod db;
+pub mod error;
+pub mod http;
+pub mod locations;
+pub mod routes;
+pub mod validate;
+
+pub use app::{App, Settings};

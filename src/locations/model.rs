@@ -1,0 +1,445 @@
+//! The location record (write and read shapes), its validation, and the
+//! parsing of search parameters. One shape serves both catalogs.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::countries;
+use crate::clock;
+use crate::error::{ApiError, ApiResult};
+use crate::validate::{
+    object, optional_enum, optional_integer, optional_number_below, optional_string,
+    required_string, unknown_field,
+};
+
+pub const STATUS_ACTIVE: &str = "ACTIVE";
+pub const STATUS_INACTIVE: &str = "INACTIVE";
+const STATUSES: &[&str] = &[STATUS_ACTIVE, STATUS_INACTIVE];
+
+const NAME_MAX: usize = 256;
+const CODE_FIELD_MAX: usize = 64;
+const TEXT_MAX: usize = 10_000;
+
+/// Fields of the write shape, in the order they are documented and rendered.
+pub const WRITE_FIELDS: &[&str] = &[
+    "name",
+    "countryCode",
+    "geoRegionCode",
+    "latitudeDeg",
+    "latitudeMin",
+    "latitudeSec",
+    "latitudeNs",
+    "longitudeDeg",
+    "longitudeMin",
+    "longitudeSec",
+    "longitudeWe",
+    "statusCode",
+    "restrictions",
+    "generalComments",
+];
+
+/// Read-shape fields set by the service. A client may send them back (a GET
+/// body reused as a PUT body); they are ignored, except that `clientCode` must
+/// match the path.
+const SERVICE_FIELDS: &[&str] = &[
+    "clientCode",
+    "dateCreated",
+    "creator",
+    "dateModified",
+    "modifier",
+];
+
+/// The write shape of a location, validated.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LocationFields {
+    pub name: String,
+    pub country_code: Option<String>,
+    pub geo_region_code: Option<String>,
+    pub latitude_deg: Option<i64>,
+    pub latitude_min: Option<i64>,
+    pub latitude_sec: Option<f64>,
+    pub latitude_ns: Option<String>,
+    pub longitude_deg: Option<i64>,
+    pub longitude_min: Option<i64>,
+    pub longitude_sec: Option<f64>,
+    pub longitude_we: Option<String>,
+    pub status_code: String,
+    pub restrictions: Option<String>,
+    pub general_comments: Option<String>,
+}
+
+/// The read shape: the write shape plus the fields the service sets.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Location {
+    pub client_code: String,
+    #[serde(flatten)]
+    pub fields: LocationFields,
+    pub date_created: String,
+    pub creator: String,
+    pub date_modified: String,
+    pub modifier: String,
+}
+
+/// Client codes: 1-64 characters of `A-Z a-z 0-9 . _ -`, case-sensitive.
+pub fn valid_client_code(code: &str) -> bool {
+    !code.is_empty()
+        && code.len() <= 64
+        && code
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+}
+
+pub fn check_client_code(code: &str, field: &str) -> ApiResult<()> {
+    if valid_client_code(code) {
+        Ok(())
+    } else {
+        Err(ApiError::invalid(
+            field,
+            "A clientCode is 1 to 64 characters of letters, digits, '.', '_' and '-'",
+        ))
+    }
+}
+
+fn check_country(code: Option<String>, field: &str) -> ApiResult<Option<String>> {
+    match code {
+        Some(c) if !countries::is_known(&c) => Err(ApiError::invalid(
+            field,
+            format!(
+                "`{field}` must be an ISO 3166-1 alpha-2 country code in upper case, such as NL \
+                 (got \"{c}\")"
+            ),
+        )),
+        other => Ok(other),
+    }
+}
+
+impl LocationFields {
+    /// Validates a PUT body for the record at `client_code`.
+    pub fn from_json(body: &Value, client_code: &str) -> ApiResult<LocationFields> {
+        let map = object(body, "")?;
+        let mut fields = LocationFields {
+            name: String::new(),
+            country_code: None,
+            geo_region_code: None,
+            latitude_deg: None,
+            latitude_min: None,
+            latitude_sec: None,
+            latitude_ns: None,
+            longitude_deg: None,
+            longitude_min: None,
+            longitude_sec: None,
+            longitude_we: None,
+            status_code: STATUS_ACTIVE.to_string(),
+            restrictions: None,
+            general_comments: None,
+        };
+        for (key, value) in map {
+            let k = key.as_str();
+            match k {
+                "name" => {} // checked below, so that a missing name is caught too
+                "countryCode" => {
+                    fields.country_code = check_country(optional_string(value, k, 2)?, k)?;
+                }
+                "geoRegionCode" => {
+                    fields.geo_region_code = optional_string(value, k, CODE_FIELD_MAX)?
+                }
+                "latitudeDeg" => fields.latitude_deg = optional_integer(value, k, 0, 90)?,
+                "latitudeMin" => fields.latitude_min = optional_integer(value, k, 0, 59)?,
+                "latitudeSec" => fields.latitude_sec = optional_number_below(value, k, 0.0, 60.0)?,
+                "latitudeNs" => fields.latitude_ns = optional_enum(value, k, &["N", "S"])?,
+                "longitudeDeg" => fields.longitude_deg = optional_integer(value, k, 0, 180)?,
+                "longitudeMin" => fields.longitude_min = optional_integer(value, k, 0, 59)?,
+                "longitudeSec" => {
+                    fields.longitude_sec = optional_number_below(value, k, 0.0, 60.0)?;
+                }
+                "longitudeWe" => fields.longitude_we = optional_enum(value, k, &["E", "W"])?,
+                "statusCode" => {
+                    if let Some(status) = optional_enum(value, k, STATUSES)? {
+                        fields.status_code = status;
+                    }
+                }
+                "restrictions" => fields.restrictions = optional_string(value, k, TEXT_MAX)?,
+                "generalComments" => fields.general_comments = optional_string(value, k, TEXT_MAX)?,
+                "clientCode" => {
+                    if value.as_str() != Some(client_code) {
+                        return Err(ApiError::invalid(
+                            k,
+                            format!(
+                                "`clientCode` in the body must match the path (\"{client_code}\") \
+                                 or be left out"
+                            ),
+                        ));
+                    }
+                }
+                _ if SERVICE_FIELDS.contains(&k) => {}
+                _ => return Err(unknown_field(k, WRITE_FIELDS)),
+            }
+        }
+        fields.name = required_string(map.get("name"), "name", NAME_MAX)?;
+        check_pole(
+            fields.latitude_deg,
+            90,
+            fields.latitude_min,
+            fields.latitude_sec,
+            "latitude",
+        )?;
+        check_pole(
+            fields.longitude_deg,
+            180,
+            fields.longitude_min,
+            fields.longitude_sec,
+            "longitude",
+        )?;
+        Ok(fields)
+    }
+}
+
+/// At the extreme degree (90° latitude, 180° longitude) there is no room for
+/// minutes or seconds.
+fn check_pole(
+    deg: Option<i64>,
+    limit: i64,
+    min: Option<i64>,
+    sec: Option<f64>,
+    axis: &str,
+) -> ApiResult<()> {
+    if deg == Some(limit) && (min.unwrap_or(0) != 0 || sec.unwrap_or(0.0) != 0.0) {
+        let field = if min.unwrap_or(0) != 0 { "Min" } else { "Sec" };
+        return Err(ApiError::invalid(
+            format!("{axis}{field}"),
+            format!("A {axis} of {limit} degrees cannot have minutes or seconds"),
+        ));
+    }
+    Ok(())
+}
+
+/// Search parameters, validated.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SearchQuery {
+    pub page: i64,
+    pub results_per_page: i64,
+    pub modified_from_ms: Option<i64>,
+    pub modified_to_ms: Option<i64>,
+    pub client_codes: Option<Vec<String>>,
+    pub country_code: Option<String>,
+    pub status_code: Option<String>,
+    /// Lower-cased substring of the name.
+    pub name_folded: Option<String>,
+}
+
+pub const DEFAULT_PAGE_SIZE: i64 = 25;
+pub const MAX_PAGE_SIZE: i64 = 200;
+pub const MAX_CLIENT_CODES: usize = 200;
+const SEARCH_PARAMS: &[&str] = &[
+    "page",
+    "resultsPerPage",
+    "dateModifiedFrom",
+    "dateModifiedTo",
+    "clientCodes",
+    "countryCode",
+    "statusCode",
+    "name",
+];
+
+impl SearchQuery {
+    pub fn offset(&self) -> i64 {
+        (self.page - 1) * self.results_per_page
+    }
+
+    pub fn from_pairs(pairs: &[(String, String)]) -> ApiResult<SearchQuery> {
+        let mut q = SearchQuery {
+            page: 1,
+            results_per_page: DEFAULT_PAGE_SIZE,
+            modified_from_ms: None,
+            modified_to_ms: None,
+            client_codes: None,
+            country_code: None,
+            status_code: None,
+            name_folded: None,
+        };
+        let mut seen: Vec<&str> = Vec::new();
+        for (name, value) in pairs {
+            let n = name.as_str();
+            if n == "api_key" {
+                continue;
+            }
+            if seen.contains(&n) {
+                return Err(ApiError::invalid_query(
+                    n,
+                    format!("`{n}` is given more than once"),
+                ));
+            }
+            seen.push(n);
+            match n {
+                "page" => q.page = parse_int(n, value, 1, i64::MAX)?,
+                "resultsPerPage" => q.results_per_page = parse_int(n, value, 1, MAX_PAGE_SIZE)?,
+                "dateModifiedFrom" => q.modified_from_ms = Some(parse_date(n, value)?),
+                "dateModifiedTo" => q.modified_to_ms = Some(parse_date(n, value)?),
+                "clientCodes" => q.client_codes = Some(parse_client_codes(value)?),
+                "countryCode" => q.country_code = check_country(Some(value.clone()), n)?,
+                "statusCode" => {
+                    if !STATUSES.contains(&value.as_str()) {
+                        return Err(ApiError::invalid_query(
+                            n,
+                            format!("`statusCode` must be ACTIVE or INACTIVE (got \"{value}\")"),
+                        ));
+                    }
+                    q.status_code = Some(value.clone());
+                }
+                "name" => {
+                    if value.is_empty() || value.chars().count() > NAME_MAX {
+                        return Err(ApiError::invalid_query(
+                            n,
+                            format!("`name` must be 1 to {NAME_MAX} characters"),
+                        ));
+                    }
+                    q.name_folded = Some(value.to_lowercase());
+                }
+                _ => {
+                    return Err(ApiError::invalid_query(
+                        n,
+                        format!(
+                            "Unknown query parameter `{n}`; this search accepts: {}",
+                            SEARCH_PARAMS.join(", ")
+                        ),
+                    ));
+                }
+            }
+        }
+        if q.page
+            .checked_sub(1)
+            .and_then(|p| p.checked_mul(q.results_per_page))
+            .is_none()
+        {
+            return Err(ApiError::invalid_query("page", "`page` is too large"));
+        }
+        Ok(q)
+    }
+}
+
+fn parse_int(name: &str, value: &str, min: i64, max: i64) -> ApiResult<i64> {
+    match value.trim().parse::<i64>() {
+        Ok(n) if (min..=max).contains(&n) => Ok(n),
+        _ if max == i64::MAX => Err(ApiError::invalid_query(
+            name,
+            format!("`{name}` must be a whole number of at least {min} (got \"{value}\")"),
+        )),
+        _ => Err(ApiError::invalid_query(
+            name,
+            format!("`{name}` must be a whole number from {min} to {max} (got \"{value}\")"),
+        )),
+    }
+}
+
+fn parse_date(name: &str, value: &str) -> ApiResult<i64> {
+    clock::parse_rfc3339_ms_ceil(value).ok_or_else(|| {
+        ApiError::invalid_query(
+            name,
+            format!(
+                "`{name}` must be an RFC 3339 date-time such as 2026-11-21T09:30:00Z (got \"{value}\")"
+            ),
+        )
+    })
+}
+
+fn parse_client_codes(value: &str) -> ApiResult<Vec<String>> {
+    let field = "clientCodes";
+    let shape_error = || {
+        ApiError::invalid_query(
+            field,
+            "`clientCodes` must be a JSON array of client code strings, such as [\"NLRTM\",\"BEANR\"]",
+        )
+    };
+    let parsed: Value = serde_json::from_str(value).map_err(|_| shape_error())?;
+    let items = parsed.as_array().ok_or_else(shape_error)?;
+    if items.len() > MAX_CLIENT_CODES {
+        return Err(ApiError::invalid_query(
+            field,
+            format!(
+                "`clientCodes` holds {} codes; at most {MAX_CLIENT_CODES} are allowed",
+                items.len()
+            ),
+        ));
+    }
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| {
+            let code = item.as_str().ok_or_else(shape_error)?;
+            check_client_code(code, &format!("clientCodes[{i}]"))
+                .map_err(|_| {
+                    ApiError::invalid_query(
+                        format!("clientCodes[{i}]"),
+                        format!("\"{code}\" is not a valid client code"),
+                    )
+                })
+                .map(|()| code.to_string())
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn pairs(items: &[(&str, &str)]) -> Vec<(String, String)> {
+        items
+            .iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn minimal_body_defaults_to_active() {
+        let f = LocationFields::from_json(&json!({"name": "Rotterdam"}), "NLRTM").unwrap();
+        assert_eq!(f.status_code, "ACTIVE");
+        assert_eq!(f.country_code, None);
+    }
+
+    #[test]
+    fn read_shape_round_trips_as_write_body() {
+        let body = json!({"name": "X", "clientCode": "C1", "creator": "a", "dateCreated": "t"});
+        assert!(LocationFields::from_json(&body, "C1").is_ok());
+        let err = LocationFields::from_json(&body, "C2").unwrap_err();
+        assert_eq!(err.field(), Some("clientCode"));
+    }
+
+    #[test]
+    fn pole_has_no_minutes() {
+        let err = LocationFields::from_json(
+            &json!({"name": "N", "latitudeDeg": 90, "latitudeMin": 1}),
+            "P",
+        )
+        .unwrap_err();
+        assert_eq!(err.field(), Some("latitudeMin"));
+    }
+
+    #[test]
+    fn search_defaults_and_limits() {
+        let q = SearchQuery::from_pairs(&[]).unwrap();
+        assert_eq!((q.page, q.results_per_page, q.offset()), (1, 25, 0));
+        let q =
+            SearchQuery::from_pairs(&pairs(&[("page", "3"), ("resultsPerPage", "200")])).unwrap();
+        assert_eq!(q.offset(), 400);
+        for bad in [
+            ("resultsPerPage", "201"),
+            ("resultsPerPage", "0"),
+            ("page", "0"),
+            ("page", "x"),
+        ] {
+            assert!(SearchQuery::from_pairs(&pairs(&[bad])).is_err(), "{bad:?}");
+        }
+        let many = serde_json::to_string(&vec!["A"; 201]).unwrap();
+        assert!(SearchQuery::from_pairs(&pairs(&[("clientCodes", &many)])).is_err());
+        assert!(SearchQuery::from_pairs(&pairs(&[("page", "1"), ("page", "2")])).is_err());
+        assert!(
+            SearchQuery::from_pairs(&pairs(&[("page", "922337203685477580")]))
+                .unwrap_err()
+                .message()
+                .contains("too large")
+        );
+    }
+}

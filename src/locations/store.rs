@@ -1,0 +1,197 @@
+//! SQL for the location catalogs.
+
+use rusqlite::types::ToSql;
+use rusqlite::{Connection, OptionalExtension, params};
+
+use super::Catalog;
+use super::model::{Location, LocationFields, STATUS_ACTIVE, STATUS_INACTIVE, SearchQuery};
+use crate::clock;
+
+const COLUMNS: &str = "client_code, name, country_code, geo_region_code, latitude_deg, \
+    latitude_min, latitude_sec, latitude_ns, longitude_deg, longitude_min, longitude_sec, \
+    longitude_we, status_code, restrictions, general_comments, created_at, creator, \
+    modified_at, modifier";
+
+fn from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Location> {
+    Ok(Location {
+        client_code: row.get(0)?,
+        fields: LocationFields {
+            name: row.get(1)?,
+            country_code: row.get(2)?,
+            geo_region_code: row.get(3)?,
+            latitude_deg: row.get(4)?,
+            latitude_min: row.get(5)?,
+            latitude_sec: row.get(6)?,
+            latitude_ns: row.get(7)?,
+            longitude_deg: row.get(8)?,
+            longitude_min: row.get(9)?,
+            longitude_sec: row.get(10)?,
+            longitude_we: row.get(11)?,
+            status_code: row.get(12)?,
+            restrictions: row.get(13)?,
+            general_comments: row.get(14)?,
+        },
+        date_created: clock::format_ms(row.get(15)?),
+        creator: row.get(16)?,
+        date_modified: clock::format_ms(row.get(17)?),
+        modifier: row.get(18)?,
+    })
+}
+
+pub fn get(conn: &Connection, catalog: Catalog, code: &str) -> rusqlite::Result<Option<Location>> {
+    conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM locations WHERE catalog = ?1 AND client_code = ?2"
+    ))?
+    .query_row(params![catalog.key(), code], from_row)
+    .optional()
+}
+
+/// What a PUT did.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Upserted {
+    Created,
+    Updated,
+    Unchanged,
+}
+
+/// Creates or replaces a record. A replacement equal to what is stored changes
+/// nothing, so `dateModified` does not move.
+pub fn upsert(
+    conn: &Connection,
+    catalog: Catalog,
+    code: &str,
+    fields: &LocationFields,
+    username: &str,
+    now: i64,
+) -> rusqlite::Result<Upserted> {
+    let existing = get(conn, catalog, code)?;
+    if existing.as_ref().is_some_and(|e| &e.fields == fields) {
+        return Ok(Upserted::Unchanged);
+    }
+    conn.prepare_cached(
+        "INSERT INTO locations (catalog, client_code, name, name_folded, country_code, \
+         geo_region_code, latitude_deg, latitude_min, latitude_sec, latitude_ns, longitude_deg, \
+         longitude_min, longitude_sec, longitude_we, status_code, restrictions, general_comments, \
+         created_at, creator, modified_at, modifier) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?18, ?19) \
+         ON CONFLICT (catalog, client_code) DO UPDATE SET \
+         name = excluded.name, name_folded = excluded.name_folded, \
+         country_code = excluded.country_code, geo_region_code = excluded.geo_region_code, \
+         latitude_deg = excluded.latitude_deg, latitude_min = excluded.latitude_min, \
+         latitude_sec = excluded.latitude_sec, latitude_ns = excluded.latitude_ns, \
+         longitude_deg = excluded.longitude_deg, longitude_min = excluded.longitude_min, \
+         longitude_sec = excluded.longitude_sec, longitude_we = excluded.longitude_we, \
+         status_code = excluded.status_code, restrictions = excluded.restrictions, \
+         general_comments = excluded.general_comments, \
+         modified_at = excluded.modified_at, modifier = excluded.modifier",
+    )?
+    .execute(params![
+        catalog.key(),
+        code,
+        fields.name,
+        fields.name.to_lowercase(),
+        fields.country_code,
+        fields.geo_region_code,
+        fields.latitude_deg,
+        fields.latitude_min,
+        fields.latitude_sec,
+        fields.latitude_ns,
+        fields.longitude_deg,
+        fields.longitude_min,
+        fields.longitude_sec,
+        fields.longitude_we,
+        fields.status_code,
+        fields.restrictions,
+        fields.general_comments,
+        now,
+        username,
+    ])?;
+    Ok(if existing.is_some() {
+        Upserted::Updated
+    } else {
+        Upserted::Created
+    })
+}
+
+/// DELETE: an active record becomes inactive; an inactive one is removed.
+/// Returns the resulting status (`INACTIVE` or `DELETED`), or `None` if unknown.
+pub fn delete_or_deactivate(
+    conn: &Connection,
+    catalog: Catalog,
+    code: &str,
+    username: &str,
+    now: i64,
+) -> rusqlite::Result<Option<&'static str>> {
+    let status: Option<String> = conn
+        .prepare_cached(
+            "SELECT status_code FROM locations WHERE catalog = ?1 AND client_code = ?2",
+        )?
+        .query_row(params![catalog.key(), code], |row| row.get(0))
+        .optional()?;
+    match status.as_deref() {
+        None => Ok(None),
+        Some(STATUS_ACTIVE) => {
+            conn.prepare_cached(
+                "UPDATE locations SET status_code = ?3, modified_at = ?4, modifier = ?5 \
+                 WHERE catalog = ?1 AND client_code = ?2",
+            )?
+            .execute(params![catalog.key(), code, STATUS_INACTIVE, now, username])?;
+            Ok(Some(STATUS_INACTIVE))
+        }
+        Some(_) => {
+            conn.prepare_cached("DELETE FROM locations WHERE catalog = ?1 AND client_code = ?2")?
+                .execute(params![catalog.key(), code])?;
+            Ok(Some("DELETED"))
+        }
+    }
+}
+
+/// One page of matches, ordered by client code, and the number of all matches.
+pub fn search(
+    conn: &Connection,
+    catalog: Catalog,
+    query: &SearchQuery,
+) -> rusqlite::Result<(i64, Vec<Location>)> {
+    let mut conditions = vec!["catalog = ?".to_string()];
+    let mut values: Vec<Box<dyn ToSql>> = vec![Box::new(catalog.key())];
+    if let Some(from) = query.modified_from_ms {
+        conditions.push("modified_at >= ?".into());
+        values.push(Box::new(from));
+    }
+    if let Some(to) = query.modified_to_ms {
+        conditions.push("modified_at < ?".into());
+        values.push(Box::new(to));
+    }
+    if let Some(codes) = &query.client_codes {
+        conditions.push("client_code IN (SELECT value FROM json_each(?))".into());
+        values.push(Box::new(serde_json::to_string(codes).unwrap_or_default()));
+    }
+    if let Some(country) = &query.country_code {
+        conditions.push("country_code = ?".into());
+        values.push(Box::new(country.clone()));
+    }
+    if let Some(status) = &query.status_code {
+        conditions.push("status_code = ?".into());
+        values.push(Box::new(status.clone()));
+    }
+    if let Some(name) = &query.name_folded {
+        conditions.push("instr(name_folded, ?) > 0".into());
+        values.push(Box::new(name.clone()));
+    }
+    let filter = conditions.join(" AND ");
+    let params: Vec<&dyn ToSql> = values.iter().map(|v| v.as_ref()).collect();
+    let total: i64 = conn
+        .prepare_cached(&format!("SELECT count(*) FROM locations WHERE {filter}"))?
+        .query_row(params.as_slice(), |row| row.get(0))?;
+    let mut page_params = params.clone();
+    let (limit, offset) = (query.results_per_page, query.offset());
+    page_params.push(&limit);
+    page_params.push(&offset);
+    let results = conn
+        .prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM locations WHERE {filter} ORDER BY client_code LIMIT ? OFFSET ?"
+        ))?
+        .query_map(page_params.as_slice(), from_row)?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok((total, results))
+}
