@@ -1,0 +1,331 @@
+//! Test harness: runs the real `quayside` binary on `127.0.0.1:0` with a data
+//! file in a fresh temporary directory, and talks to it with a real HTTP client.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+pub const ADMIN_PASSWORD: &str = "admin-password-1";
+/// Low work factor so that tests do not spend their time in PBKDF2.
+pub const TEST_ITERATIONS: &str = "1000";
+
+pub fn binary() -> &'static str {
+    env!("CARGO_BIN_EXE_quayside")
+}
+
+/// A running server and the directory that holds its data file and log.
+pub struct Server {
+    child: Option<Child>,
+    pub base: String,
+    pub data: PathBuf,
+    pub log: PathBuf,
+    dir: Option<tempfile::TempDir>,
+    agent: ureq::Agent,
+}
+
+/// An HTTP answer: status, headers and body.
+pub struct Reply {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+impl Reply {
+    pub fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).unwrap_or_else(|e| {
+            panic!(
+                "status {} body is not JSON ({e}): {}",
+                self.status,
+                String::from_utf8_lossy(&self.body)
+            )
+        })
+    }
+
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+
+    /// Asserts the contract's error body with this status and code.
+    pub fn assert_error(&self, status: u16, code: &str) -> &Reply {
+        assert_eq!(self.status, status, "body: {}", self.text());
+        let body = self.json();
+        assert_eq!(body["error"]["status"], status, "{body}");
+        assert_eq!(body["error"]["code"], code, "{body}");
+        assert!(
+            body["error"]["message"]
+                .as_str()
+                .is_some_and(|m| !m.is_empty()),
+            "{body}"
+        );
+        self
+    }
+
+    pub fn error_field(&self) -> Option<String> {
+        self.json()["error"]["field"].as_str().map(String::from)
+    }
+}
+
+impl Server {
+    /// A new server on a new, empty data file.
+    pub fn start() -> Server {
+        Server::start_with(&[])
+    }
+
+    pub fn start_with(extra: &[&str]) -> Server {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let data = dir.path().join("quayside.db");
+        let mut server = Server::spawn(&data, extra);
+        server.dir = Some(dir);
+        server
+    }
+
+    /// A server on an existing data file (for restarts); the caller keeps the directory.
+    pub fn spawn(data: &Path, extra: &[&str]) -> Server {
+        let log = data.with_extension("log");
+        let log_file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&log)
+            .expect("log file");
+        let mut child = Command::new(binary())
+            .args(["serve", "--listen", "127.0.0.1:0", "--data"])
+            .arg(data)
+            .args(extra)
+            .env("QUAYSIDE_ADMIN_PASSWORD", ADMIN_PASSWORD)
+            .env("QUAYSIDE_PBKDF2_ITERATIONS", TEST_ITERATIONS)
+            .stdout(Stdio::piped())
+            .stderr(log_file)
+            .spawn()
+            .expect("start quayside");
+        let stdout = child.stdout.take().expect("stdout");
+        let mut line = String::new();
+        BufReader::new(stdout)
+            .read_line(&mut line)
+            .expect("read the listening line");
+        let base = line
+            .trim()
+            .strip_prefix("quayside listening on ")
+            .unwrap_or_else(|| {
+                panic!(
+                    "unexpected first line {line:?}; log: {}",
+                    std::fs::read_to_string(&log).unwrap_or_default()
+                )
+            })
+            .to_string();
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .allow_non_standard_methods(true)
+            .timeout_global(Some(Duration::from_secs(60)))
+            .build()
+            .into();
+        Server {
+            child: Some(child),
+            base,
+            data: data.to_path_buf(),
+            log,
+            dir: None,
+            agent,
+        }
+    }
+
+    pub fn dir(&self) -> &Path {
+        self.data.parent().expect("data dir")
+    }
+
+    /// Takes ownership of the temp directory so a restart can reuse the file.
+    pub fn take_dir(&mut self) -> tempfile::TempDir {
+        self.dir.take().expect("server owns its directory")
+    }
+
+    /// Stops the server with SIGTERM and waits for a clean exit.
+    pub fn stop(&mut self) -> std::process::ExitStatus {
+        let mut child = self.child.take().expect("running");
+        let _ = Command::new("kill")
+            .args(["-TERM", &child.id().to_string()])
+            .status();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Some(status) = child.try_wait().expect("wait") {
+                return status;
+            }
+            assert!(Instant::now() < deadline, "server did not stop on SIGTERM");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    pub fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// Sends a request. `key` goes in `Authorization: Bearer`.
+    pub fn request(
+        &self,
+        method: &str,
+        path: &str,
+        key: Option<&str>,
+        headers: &[(&str, &str)],
+        body: Option<&[u8]>,
+    ) -> Reply {
+        let mut builder = ureq::http::Request::builder()
+            .method(method)
+            .uri(format!("{}{}", self.base, path));
+        if let Some(key) = key {
+            builder = builder.header("Authorization", format!("Bearer {key}"));
+        }
+        for (name, value) in headers {
+            builder = builder.header(*name, *value);
+        }
+        let result = match body {
+            Some(bytes) => self
+                .agent
+                .run(builder.body(bytes.to_vec()).expect("request")),
+            None => self.agent.run(builder.body(()).expect("request")),
+        };
+        let response = result.unwrap_or_else(|e| panic!("{method} {path} failed: {e}"));
+        let status = response.status().as_u16();
+        let headers = response
+            .headers()
+            .iter()
+            .map(|(n, v)| (n.to_string(), v.to_str().unwrap_or("").to_string()))
+            .collect();
+        let body = response
+            .into_body()
+            .with_config()
+            .limit(512 * 1024 * 1024)
+            .read_to_vec()
+            .expect("read body");
+        Reply {
+            status,
+            headers,
+            body,
+        }
+    }
+
+    pub fn get(&self, path: &str, key: &str) -> Reply {
+        self.request("GET", path, Some(key), &[], None)
+    }
+
+    pub fn delete(&self, path: &str, key: &str) -> Reply {
+        self.request("DELETE", path, Some(key), &[], None)
+    }
+
+    pub fn send_json(&self, method: &str, path: &str, key: &str, body: &Value) -> Reply {
+        self.request(
+            method,
+            path,
+            Some(key),
+            &[("Content-Type", "application/json")],
+            Some(body.to_string().as_bytes()),
+        )
+    }
+
+    pub fn put(&self, path: &str, key: &str, body: &Value) -> Reply {
+        self.send_json("PUT", path, key, body)
+    }
+
+    pub fn post(&self, path: &str, key: &str, body: &Value) -> Reply {
+        self.send_json("POST", path, key, body)
+    }
+
+    pub fn patch(&self, path: &str, key: &str, body: &Value) -> Reply {
+        self.send_json("PATCH", path, key, body)
+    }
+
+    /// Logs in; returns the raw reply.
+    pub fn login_reply(&self, username: &str, password: &str) -> Reply {
+        let form = format!("password={}", urlencode(password));
+        self.request(
+            "POST",
+            &format!("/api/rest/1.0/sessions/{username}"),
+            None,
+            &[("Content-Type", "application/x-www-form-urlencoded")],
+            Some(form.as_bytes()),
+        )
+    }
+
+    /// Logs in and returns the session key.
+    pub fn login(&self, username: &str, password: &str) -> String {
+        let reply = self.login_reply(username, password);
+        assert_eq!(reply.status, 200, "login failed: {}", reply.text());
+        reply.json()["sessionId"]
+            .as_str()
+            .expect("sessionId")
+            .to_string()
+    }
+
+    pub fn admin_key(&self) -> String {
+        self.login("admin", ADMIN_PASSWORD)
+    }
+
+    /// Runs `quayside ARGS --data FILE` against this server's file.
+    pub fn cli(&self, args: &[&str], password: Option<&str>) -> std::process::Output {
+        run_cli(&self.data, args, password)
+    }
+
+    /// Adds an account through the CLI and logs it in.
+    pub fn add_user(&self, name: &str, extra: &[&str]) -> String {
+        let password = format!("{name}-password");
+        let mut args = vec!["user", "add", name];
+        args.extend_from_slice(extra);
+        let out = self.cli(&args, Some(&password));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        self.login(name, &password)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// Runs the CLI on a data file, with the password on stdin when given.
+pub fn run_cli(data: &Path, args: &[&str], password: Option<&str>) -> std::process::Output {
+    let mut child = Command::new(binary())
+        .args(args)
+        .arg("--data")
+        .arg(data)
+        .env("QUAYSIDE_PBKDF2_ITERATIONS", TEST_ITERATIONS)
+        .env_remove("QUAYSIDE_PASSWORD")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run quayside");
+    {
+        let mut stdin = child.stdin.take().expect("stdin");
+        if let Some(password) = password {
+            let _ = writeln!(stdin, "{password}");
+        }
+    }
+    child.wait_with_output().expect("cli output")
+}
+
+pub fn urlencode(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
