@@ -6,10 +6,14 @@ pub mod auth;
 pub mod cli;
 pub mod clock;
 pub mod db;
+pub mod envelope;
 pub mod error;
 pub mod http;
+pub mod listing;
 pub mod locations;
+pub mod organizations;
 pub mod routes;
 pub mod validate;
+pub mod workspaces;
 
 pub use app::{App, Settings};

@@ -8,9 +8,10 @@ use serde_json::json;
 use crate::app::{Access, Ctx, Endpoint, Handler};
 use crate::error::ApiResult;
 use crate::http::{Method, Response, Router};
-use crate::{auth, locations};
+use crate::listing::Generation::{Older, V2};
+use crate::{auth, locations, organizations, workspaces};
 
-use Method::{Delete, Get, Post, Put};
+use Method::{Delete, Get, Patch, Post, Put};
 
 pub fn table() -> Router<Endpoint> {
     let mut r = Router::default();
@@ -51,6 +52,64 @@ pub fn table() -> Router<Endpoint> {
             session(move |ctx| locations::routes::delete(ctx, catalog)),
         );
     }
+
+    // Workspace integration service (workspace-integration-service.md).
+    for (generation, collection, item) in [
+        (Older, "/workspaces", "/workspaces/{workspace_id}"),
+        (V2, "/v2/workspaces", "/v2/workspaces/{workspace_id}"),
+    ] {
+        r.add(
+            Get,
+            collection,
+            session(move |ctx| workspaces::routes::list(ctx, generation)),
+        );
+        r.add(
+            Post,
+            collection,
+            session(move |ctx| workspaces::routes::create(ctx, generation)),
+        );
+        r.add(
+            Get,
+            item,
+            session(move |ctx| workspaces::routes::get(ctx, generation)),
+        );
+        r.add(
+            Patch,
+            item,
+            session(move |ctx| workspaces::routes::patch(ctx, generation)),
+        );
+        r.add(
+            Delete,
+            item,
+            session(move |ctx| workspaces::routes::delete(ctx, generation)),
+        );
+    }
+
+    r.add(
+        Get,
+        "/v2/organizations",
+        session(organizations::routes::list),
+    );
+    r.add(
+        Post,
+        "/v2/organizations",
+        session(organizations::routes::create),
+    );
+    r.add(
+        Get,
+        "/v2/organizations/{organization_id}",
+        session(organizations::routes::get),
+    );
+    r.add(
+        Patch,
+        "/v2/organizations/{organization_id}",
+        session(organizations::routes::patch),
+    );
+    r.add(
+        Delete,
+        "/v2/organizations/{organization_id}",
+        session(organizations::routes::delete),
+    );
 
     r
 }

@@ -15,6 +15,13 @@ pub fn join(prefix: &str, name: &str) -> String {
     }
 }
 
+/// Folds text for case-insensitive comparison and search: Unicode lower case,
+/// with the Greek final sigma folded to the ordinary one (`ΘΕΣ` lower-cases to
+/// `θες` but must still find `θεσσαλονικη`).
+pub fn fold(text: &str) -> String {
+    text.to_lowercase().replace('ς', "σ")
+}
+
 /// What a JSON value is, in words, for error messages.
 pub fn kind_of(value: &Value) -> &'static str {
     match value {
@@ -177,6 +184,13 @@ pub fn optional_enum(value: &Value, path: &str, allowed: &[&str]) -> ApiResult<O
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn fold_ignores_case_and_final_sigma() {
+        assert_eq!(fold("ΘΕΣΣΑΛΟΝΙΚΗ"), "θεσσαλονικη");
+        assert!(fold("ΘΕΣΣΑΛΟΝΙΚΗ").contains(&fold("ΘΕΣ")));
+        assert_eq!(fold("Łódź"), fold("łÓDŹ"));
+    }
 
     #[test]
     fn integers_accept_whole_floats_and_reject_fractions() {

@@ -20,6 +20,27 @@ pub const JSON_BODY_LIMIT: usize = 1024 * 1024;
 /// Largest login form body.
 pub const FORM_BODY_LIMIT: usize = 16 * 1024;
 
+/// Most bytes of an oversized body read and thrown away before answering 413.
+/// A client that sends its whole body before reading the answer would otherwise
+/// meet a reset connection instead of the 413; past this much, it does.
+const DRAIN_LIMIT: u64 = 16 * 1024 * 1024;
+
+/// Reads and discards what is left of a body, up to [`DRAIN_LIMIT`].
+async fn drain(body: &mut RequestBody, declared: Option<u64>) {
+    if declared.is_some_and(|length| length > DRAIN_LIMIT) {
+        return;
+    }
+    let mut discarded = 0u64;
+    while let Some(Ok(frame)) = body.frame().await {
+        if let Ok(data) = frame.into_data() {
+            discarded += data.len() as u64;
+            if discarded > DRAIN_LIMIT {
+                return;
+            }
+        }
+    }
+}
+
 /// HTTP methods the router knows; anything else can only ever be a 405.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Method {
@@ -185,19 +206,20 @@ impl Request {
 
     /// Reads the whole body, refusing more than `limit` bytes with a 413.
     pub async fn body_bytes(&mut self, limit: usize) -> ApiResult<Bytes> {
-        if let Some(length) = self.header("content-length") {
-            if let Ok(length) = length.trim().parse::<u64>() {
-                if length > limit as u64 {
-                    return Err(ApiError::PayloadTooLarge {
-                        limit: limit as u64,
-                    });
-                }
-            }
-        }
+        let too_large = ApiError::PayloadTooLarge {
+            limit: limit as u64,
+        };
+        let declared = self
+            .header("content-length")
+            .and_then(|length| length.trim().parse::<u64>().ok());
         let mut body = self
             .body
             .take()
             .ok_or_else(|| ApiError::internal("request body read twice"))?;
+        if declared.is_some_and(|length| length > limit as u64) {
+            drain(&mut body, declared).await;
+            return Err(too_large);
+        }
         let mut collected = bytes::BytesMut::new();
         while let Some(frame) = body.frame().await {
             let frame = frame.map_err(|err| {
@@ -208,9 +230,8 @@ impl Request {
             })?;
             if let Ok(data) = frame.into_data() {
                 if collected.len() + data.len() > limit {
-                    return Err(ApiError::PayloadTooLarge {
-                        limit: limit as u64,
-                    });
+                    drain(&mut body, None).await;
+                    return Err(too_large);
                 }
                 collected.extend_from_slice(&data);
             }

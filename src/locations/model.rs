@@ -278,7 +278,10 @@ impl SearchQuery {
                 "dateModifiedFrom" => q.modified_from_ms = Some(parse_date(n, value)?),
                 "dateModifiedTo" => q.modified_to_ms = Some(parse_date(n, value)?),
                 "clientCodes" => q.client_codes = Some(parse_client_codes(value)?),
-                "countryCode" => q.country_code = check_country(Some(value.clone()), n)?,
+                "countryCode" => {
+                    q.country_code = check_country(Some(value.clone()), n)
+                        .map_err(|e| ApiError::invalid_query(n, e.message()))?;
+                }
                 "statusCode" => {
                     if !STATUSES.contains(&value.as_str()) {
                         return Err(ApiError::invalid_query(
@@ -295,7 +298,7 @@ impl SearchQuery {
                             format!("`name` must be 1 to {NAME_MAX} characters"),
                         ));
                     }
-                    q.name_folded = Some(value.to_lowercase());
+                    q.name_folded = Some(crate::validate::fold(value));
                 }
                 _ => {
                     return Err(ApiError::invalid_query(

@@ -89,7 +89,7 @@ pub fn upsert(
         catalog.key(),
         code,
         fields.name,
-        fields.name.to_lowercase(),
+        crate::validate::fold(&fields.name),
         fields.country_code,
         fields.geo_region_code,
         fields.latitude_deg,

@@ -1,0 +1,73 @@
+//! The two envelope shapes of the workspace service: `{id, body}` on the older
+//! paths, `{type, id, body, created_at, updated_at}` on `/v2`; and unwrapping
+//! of v2 request bodies (`{"body": {...}}`).
+
+use serde_json::{Value, json};
+
+use crate::clock;
+use crate::error::{ApiError, ApiResult};
+
+/// `{id, body}`.
+pub fn older(id: &str, body: Value) -> Value {
+    json!({"id": id, "body": body})
+}
+
+/// `{type, id, body, created_at, updated_at}`.
+pub fn v2(entity_type: &str, id: &str, body: Value, created_at: i64, updated_at: i64) -> Value {
+    json!({
+        "type": entity_type,
+        "id": id,
+        "body": body,
+        "created_at": clock::format_ms(created_at),
+        "updated_at": clock::format_ms(updated_at),
+    })
+}
+
+/// How a v2 request body arrives.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Wrapping {
+    /// `{"body": {...}}` required (PATCH).
+    Required,
+    /// `{"body": {...}}`, or the bare entity when the object has no `body` key (POST).
+    Optional,
+}
+
+/// Takes the entity out of a v2 request body; returns it and the JSON path
+/// prefix its fields are reported under (`body` or empty).
+pub fn unwrap_v2(value: Value, wrapping: Wrapping) -> ApiResult<(Value, &'static str)> {
+    let Value::Object(mut map) = value else {
+        return Err(ApiError::invalid(
+            "$",
+            "The request body must be a JSON object",
+        ));
+    };
+    match map.remove("body") {
+        Some(body) => {
+            if let Some(extra) = map.keys().next() {
+                return Err(crate::validate::unknown_field(extra, &["body"]));
+            }
+            if !body.is_object() {
+                return Err(ApiError::invalid("body", "`body` must be a JSON object"));
+            }
+            Ok((body, "body"))
+        }
+        None if wrapping == Wrapping::Optional => Ok((Value::Object(map), "")),
+        None => Err(crate::validate::missing("body")),
+    }
+}
+
+/// Prefixes the field of a validation error with `body.` when the entity came wrapped.
+pub fn in_body(err: ApiError, prefix: &str) -> ApiError {
+    match err {
+        ApiError::BadRequest {
+            code,
+            message,
+            field: Some(field),
+        } if !prefix.is_empty() && field != "$" => ApiError::BadRequest {
+            code,
+            message,
+            field: Some(format!("{prefix}.{field}")),
+        },
+        other => other,
+    }
+}

@@ -1,0 +1,142 @@
+//! SQL for the organization registry.
+
+use rusqlite::types::Value as SqlValue;
+use rusqlite::{Connection, OptionalExtension, params, params_from_iter};
+
+use super::Organization;
+use crate::error::{ApiError, ApiResult};
+use crate::listing::ListQuery;
+
+const COLUMNS: &str = "id, name, audience, category, created_at, updated_at";
+
+fn from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Organization> {
+    Ok(Organization {
+        id: row.get(0)?,
+        name: row.get(1)?,
+        audience: row.get(2)?,
+        category: row.get(3)?,
+        created_at: row.get(4)?,
+        updated_at: row.get(5)?,
+    })
+}
+
+pub fn get(conn: &Connection, id: &str) -> rusqlite::Result<Option<Organization>> {
+    conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM organizations WHERE id = ?1"
+    ))?
+    .query_row([id], from_row)
+    .optional()
+}
+
+fn check_name_free(conn: &Connection, name: &str, except_id: &str) -> ApiResult<()> {
+    let taken: Option<String> = conn
+        .prepare_cached("SELECT id FROM organizations WHERE name_folded = ?1 AND id <> ?2")?
+        .query_row(params![crate::validate::fold(name), except_id], |row| {
+            row.get(0)
+        })
+        .optional()?;
+    match taken {
+        Some(_) => Err(ApiError::conflict(
+            "duplicate_name",
+            format!(
+                "An organization named \"{name}\" already exists (names are unique, ignoring case)"
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
+pub fn insert(conn: &Connection, org: &Organization) -> ApiResult<()> {
+    check_name_free(conn, &org.name, &org.id)?;
+    conn.prepare_cached(
+        "INSERT INTO organizations (id, name, name_folded, audience, category, created_at, updated_at) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    )?
+    .execute(params![
+        org.id,
+        org.name,
+        crate::validate::fold(&org.name),
+        org.audience,
+        org.category,
+        org.created_at,
+        org.updated_at
+    ])?;
+    Ok(())
+}
+
+pub fn update(conn: &Connection, org: &Organization) -> ApiResult<()> {
+    check_name_free(conn, &org.name, &org.id)?;
+    conn.prepare_cached(
+        "UPDATE organizations SET name = ?2, name_folded = ?3, category = ?4, updated_at = ?5 WHERE id = ?1",
+    )?
+    .execute(params![
+        org.id,
+        org.name,
+        crate::validate::fold(&org.name),
+        org.category,
+        org.updated_at
+    ])?;
+    Ok(())
+}
+
+/// Removes an organization no workspace refers to; 409 otherwise.
+pub fn delete(conn: &Connection, id: &str) -> ApiResult<()> {
+    let in_use: i64 = conn
+        .prepare_cached("SELECT count(*) FROM workspaces WHERE client_id = ?1 OR vendor_id = ?1")?
+        .query_row([id], |row| row.get(0))?;
+    if in_use > 0 {
+        return Err(ApiError::conflict(
+            "organization_in_use",
+            format!("The organization is a party of {in_use} workspace(s); delete those first"),
+        ));
+    }
+    conn.prepare_cached("DELETE FROM organizations WHERE id = ?1")?
+        .execute([id])?;
+    Ok(())
+}
+
+/// Filters of the organization list beyond the common ones.
+pub struct OrganizationFilter {
+    /// Lower-cased substring of the name.
+    pub name: Option<String>,
+    /// `Some(None)`: only organizations without a category.
+    pub category: Option<Option<String>>,
+}
+
+pub fn list(
+    conn: &Connection,
+    filter: &OrganizationFilter,
+    query: &ListQuery,
+) -> rusqlite::Result<(i64, Vec<Organization>)> {
+    let sql = query.to_sql();
+    let mut condition = String::from("1 = 1");
+    let mut params: Vec<SqlValue> = Vec::new();
+    if let Some(name) = &filter.name {
+        condition.push_str(" AND instr(name_folded, ?) > 0");
+        params.push(SqlValue::Text(name.clone()));
+    }
+    match &filter.category {
+        Some(Some(category)) => {
+            condition.push_str(" AND category = ?");
+            params.push(SqlValue::Text(category.clone()));
+        }
+        Some(None) => condition.push_str(" AND category IS NULL"),
+        None => {}
+    }
+    condition.push_str(&sql.filter);
+    params.extend(sql.filter_params);
+    let total: i64 = conn
+        .prepare_cached(&format!(
+            "SELECT count(*) FROM organizations WHERE {condition}"
+        ))?
+        .query_row(params_from_iter(params.iter()), |row| row.get(0))?;
+    params.extend(sql.tail_params);
+    let rows = conn
+        .prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM organizations WHERE {condition}{}",
+            sql.tail
+        ))?
+        .query_map(params_from_iter(params.iter()), from_row)?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok((total, rows))
+}
