@@ -3,9 +3,11 @@
 
 pub mod app;
 pub mod auth;
+pub mod catalogs;
 pub mod cli;
 pub mod clock;
 pub mod db;
+pub mod documents;
 pub mod envelope;
 pub mod error;
 pub mod http;

@@ -9,7 +9,7 @@ use crate::app::{Access, Ctx, Endpoint, Handler};
 use crate::error::ApiResult;
 use crate::http::{Method, Response, Router};
 use crate::listing::Generation::{Older, V2};
-use crate::{auth, locations, organizations, workspaces};
+use crate::{auth, catalogs, documents, locations, organizations, workspaces};
 
 use Method::{Delete, Get, Patch, Post, Put};
 
@@ -85,6 +85,51 @@ pub fn table() -> Router<Endpoint> {
         );
     }
 
+    // Jobs and the documents of a job: one generic implementation per operation.
+    for kind in documents::kinds::ALL {
+        let (collection, item) = document_patterns(kind);
+        r.add(
+            Get,
+            collection,
+            session(move |ctx| documents::routes::list(ctx, kind)),
+        );
+        r.add(
+            Post,
+            collection,
+            session(move |ctx| documents::routes::create(ctx, kind)),
+        );
+        r.add(
+            Get,
+            item,
+            session(move |ctx| documents::routes::get(ctx, kind)),
+        );
+        r.add(
+            Patch,
+            item,
+            session(move |ctx| documents::routes::patch(ctx, kind)),
+        );
+        r.add(
+            Delete,
+            item,
+            session(move |ctx| documents::routes::delete(ctx, kind)),
+        );
+    }
+
+    const CATALOG: &str = "/workspaces/{workspace_id}/catalogs/{catalog}";
+    const CATALOG_ITEM: &str = "/workspaces/{workspace_id}/catalogs/{catalog}/{id}";
+    const SYNONYMS: &str = "/workspaces/{workspace_id}/catalogs/{catalog}/{recordId}/synonyms";
+    const SYNONYM: &str =
+        "/workspaces/{workspace_id}/catalogs/{catalog}/{recordId}/synonyms/{synonymRecordId}";
+    r.add(Get, CATALOG, session(catalogs::routes::list));
+    r.add(Post, CATALOG, session(catalogs::routes::create));
+    r.add(Get, CATALOG_ITEM, session(catalogs::routes::get));
+    r.add(Patch, CATALOG_ITEM, session(catalogs::routes::patch));
+    r.add(Delete, CATALOG_ITEM, session(catalogs::routes::delete));
+    r.add(Get, SYNONYMS, session(catalogs::routes::list_synonyms));
+    r.add(Post, SYNONYM, session(catalogs::routes::add_synonym));
+    r.add(Get, SYNONYM, session(catalogs::routes::check_synonym));
+    r.add(Delete, SYNONYM, session(catalogs::routes::remove_synonym));
+
     r.add(
         Get,
         "/v2/organizations",
@@ -112,6 +157,32 @@ pub fn table() -> Router<Endpoint> {
     );
 
     r
+}
+
+/// Older-path patterns of a document kind: its collection and one document.
+fn document_patterns(kind: &documents::Kind) -> (&'static str, &'static str) {
+    match kind.key {
+        "job" => (
+            "/workspaces/{workspace_id}/jobs",
+            "/workspaces/{workspace_id}/jobs/{job_id}",
+        ),
+        "loadPortInformation" => (
+            "/workspaces/{workspace_id}/jobs/{job_id}/load-port-information",
+            "/workspaces/{workspace_id}/jobs/{job_id}/load-port-information/{id}",
+        ),
+        "quantityResult" => (
+            "/workspaces/{workspace_id}/jobs/{job_id}/quantity",
+            "/workspaces/{workspace_id}/jobs/{job_id}/quantity/{quantity_id}",
+        ),
+        "qualityResult" => (
+            "/workspaces/{workspace_id}/jobs/{job_id}/quality",
+            "/workspaces/{workspace_id}/jobs/{job_id}/quality/{quality_id}",
+        ),
+        _ => (
+            "/workspaces/{workspace_id}/jobs/{job_id}/timelog",
+            "/workspaces/{workspace_id}/jobs/{job_id}/timelog/{event_id}",
+        ),
+    }
 }
 
 /// `GET /healthz`: liveness for load balancers and install scripts.

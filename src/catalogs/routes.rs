@@ -1,0 +1,337 @@
+//! Handlers of `/workspaces/{workspace_id}/catalogs/{catalog}` and its
+//! synonym links on the older paths.
+
+use rusqlite::Connection;
+use serde_json::Value;
+
+use super::store;
+use super::synonyms::{self, Scope, Synonym};
+use super::{CatalogItem, CatalogName};
+use crate::app::Ctx;
+use crate::auth::Principal;
+use crate::clock;
+use crate::envelope;
+use crate::error::{ApiError, ApiResult};
+use crate::http::Response;
+use crate::listing::{self, ColumnFields, FieldType, Generation};
+use crate::validate::{object, optional_string, unknown_field};
+use crate::workspaces::{self, Workspace};
+
+const FIELDS: ColumnFields = ColumnFields(&[
+    ("name", "name", FieldType::Text),
+    ("xref", "xref", FieldType::Text),
+    ("ownerParty", "owner_party", FieldType::Text),
+]);
+const NO_FIELDS: ColumnFields = ColumnFields(&[]);
+
+/// The workspace (visible to the caller) and the catalog named in the path.
+fn locate(
+    conn: &Connection,
+    user: &Principal,
+    ctx_ws: &str,
+    catalog: &str,
+) -> ApiResult<(Workspace, CatalogName)> {
+    let ws = workspaces::load_visible(conn, user, ctx_ws)?;
+    Ok((ws, CatalogName::parse(catalog)?))
+}
+
+pub fn load_item(
+    conn: &Connection,
+    ws: &Workspace,
+    catalog: CatalogName,
+    id: &str,
+) -> ApiResult<CatalogItem> {
+    store::get(conn, &ws.id, catalog, id)?.ok_or_else(|| {
+        ApiError::not_found(format!(
+            "No {} record with id \"{id}\" in this workspace",
+            catalog.key()
+        ))
+    })
+}
+
+/// `name` and `xref` of a create or patch body; `ownerParty` is the server's
+/// to set, so a value sent for it is ignored.
+struct ItemInput {
+    name: Option<Option<String>>,
+    xref: Option<Option<String>>,
+}
+
+fn parse_item(body: &Value) -> ApiResult<ItemInput> {
+    let mut input = ItemInput {
+        name: None,
+        xref: None,
+    };
+    for (key, value) in object(body, "")? {
+        match key.as_str() {
+            "name" => input.name = Some(optional_string(value, "name", store::NAME_MAX)?),
+            "xref" => input.xref = Some(optional_string(value, "xref", store::XREF_MAX)?),
+            "ownerParty" => {}
+            other => return Err(unknown_field(other, &["name", "xref", "ownerParty"])),
+        }
+    }
+    Ok(input)
+}
+
+struct Path {
+    workspace: String,
+    catalog: String,
+}
+
+fn path(ctx: &Ctx) -> Path {
+    Path {
+        workspace: ctx.req.param("workspace_id").to_string(),
+        catalog: ctx.req.param("catalog").to_string(),
+    }
+}
+
+/// `GET .../catalogs/{catalog}`: filters `name`, `ownerParty`, `xref` (exact).
+pub async fn list(ctx: Ctx) -> ApiResult<Response> {
+    let user = ctx.user()?.clone();
+    let query = listing::parse(ctx.req.query_pairs(), Generation::Older, &FIELDS, &[])?;
+    let path = path(&ctx);
+    let (total, items) = ctx
+        .app
+        .db
+        .read(move |conn| {
+            let (ws, catalog) = locate(conn, &user, &path.workspace, &path.catalog)?;
+            Ok(store::list(conn, &ws.id, catalog, &query)?)
+        })
+        .await?;
+    let rendered: Vec<_> = items
+        .iter()
+        .map(|i| envelope::older(&i.id, i.body()))
+        .collect();
+    Ok(Response::json(200, &rendered).header("x-total-count", &total.to_string()))
+}
+
+/// `POST .../catalogs/{catalog}`: 409 when the xref is taken.
+pub async fn create(mut ctx: Ctx) -> ApiResult<Response> {
+    let user = ctx.user()?.clone();
+    let input = parse_item(&ctx.req.json().await?)?;
+    let path = path(&ctx);
+    let item = ctx
+        .app
+        .db
+        .write(move |conn| {
+            let (ws, catalog) = locate(conn, &user, &path.workspace, &path.catalog)?;
+            let name = input.name.flatten().filter(|n| !n.trim().is_empty());
+            let xref = input.xref.flatten().filter(|x| !x.is_empty());
+            if name.is_none() && xref.is_none() {
+                return Err(crate::validate::missing("name"));
+            }
+            let now = clock::now_ms();
+            let item = CatalogItem {
+                id: uuid::Uuid::new_v4().to_string(),
+                workspace_id: ws.id.clone(),
+                catalog: catalog.key().to_string(),
+                name,
+                xref,
+                owner_party: ws.party_of(&user),
+                created_at: now,
+                updated_at: now,
+            };
+            store::insert(conn, &item)?;
+            Ok(item)
+        })
+        .await?;
+    Ok(Response::json(201, &envelope::older(&item.id, item.body())))
+}
+
+/// `GET .../catalogs/{catalog}/{id}`: the body.
+pub async fn get(ctx: Ctx) -> ApiResult<Response> {
+    let user = ctx.user()?.clone();
+    let path = path(&ctx);
+    let id = ctx.req.param("id").to_string();
+    let item = ctx
+        .app
+        .db
+        .read(move |conn| {
+            let (ws, catalog) = locate(conn, &user, &path.workspace, &path.catalog)?;
+            load_item(conn, &ws, catalog, &id)
+        })
+        .await?;
+    Ok(Response::json(200, &item.body()))
+}
+
+/// `PATCH .../catalogs/{catalog}/{id}`: `name`, `xref`.
+pub async fn patch(mut ctx: Ctx) -> ApiResult<Response> {
+    let user = ctx.user()?.clone();
+    let input = parse_item(&ctx.req.json().await?)?;
+    let path = path(&ctx);
+    let id = ctx.req.param("id").to_string();
+    let item = ctx
+        .app
+        .db
+        .write(move |conn| {
+            let (ws, catalog) = locate(conn, &user, &path.workspace, &path.catalog)?;
+            let mut item = load_item(conn, &ws, catalog, &id)?;
+            let before = (item.name.clone(), item.xref.clone());
+            if let Some(name) = input.name {
+                item.name = name;
+            }
+            if let Some(xref) = input.xref {
+                item.xref = xref.filter(|x| !x.is_empty());
+            }
+            if item.name.is_none() && item.xref.is_none() {
+                return Err(ApiError::invalid(
+                    "name",
+                    "A record needs a name or an xref",
+                ));
+            }
+            if (item.name.clone(), item.xref.clone()) != before {
+                item.updated_at = clock::now_ms();
+                store::update(conn, &item)?;
+            }
+            Ok(item)
+        })
+        .await?;
+    Ok(Response::json(200, &item.body()))
+}
+
+/// `DELETE .../catalogs/{catalog}/{id}`: 409 while a document refers to it.
+pub async fn delete(ctx: Ctx) -> ApiResult<Response> {
+    let user = ctx.user()?.clone();
+    let path = path(&ctx);
+    let id = ctx.req.param("id").to_string();
+    let item = ctx
+        .app
+        .db
+        .write(move |conn| {
+            let (ws, catalog) = locate(conn, &user, &path.workspace, &path.catalog)?;
+            let item = load_item(conn, &ws, catalog, &id)?;
+            store::delete(conn, &item.id)?;
+            Ok(item)
+        })
+        .await?;
+    Ok(Response::json(200, &item.body()))
+}
+
+/// `GET .../catalogs/{catalog}/{recordId}/synonyms`: the ids of the linked records.
+pub async fn list_synonyms(ctx: Ctx) -> ApiResult<Response> {
+    let user = ctx.user()?.clone();
+    let query = listing::parse(ctx.req.query_pairs(), Generation::Older, &NO_FIELDS, &[])?;
+    let path = path(&ctx);
+    let record = ctx.req.param("recordId").to_string();
+    let (total, ids) = ctx
+        .app
+        .db
+        .read(move |conn| {
+            let (ws, catalog) = locate(conn, &user, &path.workspace, &path.catalog)?;
+            let item = load_item(conn, &ws, catalog, &record)?;
+            let scope = Scope::Item {
+                workspace: &ws.id,
+                item: &item.id,
+            };
+            let (total, links) = synonyms::list(conn, &scope, &query)?;
+            let ids: Vec<String> = links
+                .iter()
+                .map(|l| l.other(&item.id).to_string())
+                .collect();
+            Ok((total, ids))
+        })
+        .await?;
+    Ok(Response::json(200, &ids).header("x-total-count", &total.to_string()))
+}
+
+/// Links two records of one catalog: 201 with the new link, or 200 with the
+/// existing one. Shared with the v2 path.
+pub fn link(
+    conn: &Connection,
+    ws: &Workspace,
+    catalog: CatalogName,
+    base: &str,
+    linked: &str,
+) -> ApiResult<(bool, Synonym)> {
+    let base = load_item(conn, ws, catalog, base)?;
+    let linked = load_item(conn, ws, catalog, linked)?;
+    if base.id == linked.id {
+        return Err(ApiError::invalid(
+            "synonymRecordId",
+            "A record cannot be a synonym of itself",
+        ));
+    }
+    if let Some(existing) = synonyms::find(conn, &base.id, &linked.id)? {
+        return Ok((false, existing));
+    }
+    let now = clock::now_ms();
+    let link = Synonym {
+        id: uuid::Uuid::new_v4().to_string(),
+        workspace_id: ws.id.clone(),
+        catalog: catalog.key().to_string(),
+        base_item: base.id,
+        linked_item: linked.id,
+        created_at: now,
+        updated_at: now,
+    };
+    synonyms::insert(conn, &link)?;
+    Ok((true, link))
+}
+
+fn not_linked() -> ApiError {
+    ApiError::not_found("These two records are not linked as synonyms")
+}
+
+/// `POST .../{recordId}/synonyms/{synonymRecordId}`.
+pub async fn add_synonym(ctx: Ctx) -> ApiResult<Response> {
+    let user = ctx.user()?.clone();
+    let path = path(&ctx);
+    let (base, linked) = (
+        ctx.req.param("recordId").to_string(),
+        ctx.req.param("synonymRecordId").to_string(),
+    );
+    let (created, link) = ctx
+        .app
+        .db
+        .write(move |conn| {
+            let (ws, catalog) = locate(conn, &user, &path.workspace, &path.catalog)?;
+            link(conn, &ws, catalog, &base, &linked)
+        })
+        .await?;
+    Ok(Response::json(
+        if created { 201 } else { 200 },
+        &link.render(Generation::Older),
+    ))
+}
+
+/// `GET .../{recordId}/synonyms/{synonymRecordId}`: the link, or 404.
+pub async fn check_synonym(ctx: Ctx) -> ApiResult<Response> {
+    let user = ctx.user()?.clone();
+    let path = path(&ctx);
+    let (base, linked) = (
+        ctx.req.param("recordId").to_string(),
+        ctx.req.param("synonymRecordId").to_string(),
+    );
+    let link = ctx
+        .app
+        .db
+        .read(move |conn| {
+            let (ws, catalog) = locate(conn, &user, &path.workspace, &path.catalog)?;
+            let base = load_item(conn, &ws, catalog, &base)?;
+            synonyms::find(conn, &base.id, &linked)?.ok_or_else(not_linked)
+        })
+        .await?;
+    Ok(Response::json(200, &link.render(Generation::Older)))
+}
+
+/// `DELETE .../{recordId}/synonyms/{synonymRecordId}`: unlinks; answers the
+/// body of the record that was unlinked.
+pub async fn remove_synonym(ctx: Ctx) -> ApiResult<Response> {
+    let user = ctx.user()?.clone();
+    let path = path(&ctx);
+    let (base, linked) = (
+        ctx.req.param("recordId").to_string(),
+        ctx.req.param("synonymRecordId").to_string(),
+    );
+    let item = ctx
+        .app
+        .db
+        .write(move |conn| {
+            let (ws, catalog) = locate(conn, &user, &path.workspace, &path.catalog)?;
+            let base = load_item(conn, &ws, catalog, &base)?;
+            let link = synonyms::find(conn, &base.id, &linked)?.ok_or_else(not_linked)?;
+            synonyms::delete(conn, &link.id)?;
+            load_item(conn, &ws, catalog, &linked)
+        })
+        .await?;
+    Ok(Response::json(200, &item.body()))
+}

@@ -1,0 +1,284 @@
+//! SQL for catalog items, and the resolution of catalog references in
+//! documents (find by id, xref or name; create when missing).
+
+use rusqlite::types::Value as SqlValue;
+use rusqlite::{Connection, OptionalExtension, params, params_from_iter};
+use serde_json::Value;
+
+use super::{CatalogItem, CatalogName};
+use crate::error::{ApiError, ApiResult};
+use crate::listing::ListQuery;
+use crate::validate::{kind_of, optional_string, unknown_field};
+
+const COLUMNS: &str = "id, workspace_id, catalog, name, xref, owner_party, created_at, updated_at";
+pub const NAME_MAX: usize = 512;
+pub const XREF_MAX: usize = 256;
+
+fn from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<CatalogItem> {
+    Ok(CatalogItem {
+        id: row.get(0)?,
+        workspace_id: row.get(1)?,
+        catalog: row.get(2)?,
+        name: row.get(3)?,
+        xref: row.get(4)?,
+        owner_party: row.get(5)?,
+        created_at: row.get(6)?,
+        updated_at: row.get(7)?,
+    })
+}
+
+pub fn get(
+    conn: &Connection,
+    workspace: &str,
+    catalog: CatalogName,
+    id: &str,
+) -> rusqlite::Result<Option<CatalogItem>> {
+    conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM catalog_items WHERE id = ?1 AND workspace_id = ?2 AND catalog = ?3"
+    ))?
+    .query_row(params![id, workspace, catalog.key()], from_row)
+    .optional()
+}
+
+/// Items by id, in any catalog of the workspace (for expanding references).
+pub fn get_many(
+    conn: &Connection,
+    workspace: &str,
+    ids: &[String],
+) -> rusqlite::Result<Vec<CatalogItem>> {
+    let list = serde_json::to_string(ids).unwrap_or_else(|_| "[]".into());
+    conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM catalog_items WHERE workspace_id = ?1 \
+         AND id IN (SELECT value FROM json_each(?2))"
+    ))?
+    .query_map(params![workspace, list], from_row)?
+    .collect()
+}
+
+fn find_by_xref(
+    conn: &Connection,
+    workspace: &str,
+    catalog: CatalogName,
+    xref: &str,
+) -> rusqlite::Result<Option<String>> {
+    conn.prepare_cached(
+        "SELECT id FROM catalog_items WHERE workspace_id = ?1 AND catalog = ?2 AND xref = ?3",
+    )?
+    .query_row(params![workspace, catalog.key(), xref], |row| row.get(0))
+    .optional()
+}
+
+fn find_by_name(
+    conn: &Connection,
+    workspace: &str,
+    catalog: CatalogName,
+    name: &str,
+) -> rusqlite::Result<Option<String>> {
+    conn.prepare_cached(
+        "SELECT id FROM catalog_items WHERE workspace_id = ?1 AND catalog = ?2 AND name_folded = ?3 \
+         ORDER BY created_at, id LIMIT 1",
+    )?
+    .query_row(params![workspace, catalog.key(), crate::validate::fold(name)], |row| row.get(0))
+    .optional()
+}
+
+fn check_xref_free(conn: &Connection, item: &CatalogItem) -> ApiResult<()> {
+    let Some(xref) = item.xref.as_deref().filter(|x| !x.is_empty()) else {
+        return Ok(());
+    };
+    let catalog = CatalogName::from_path(&item.catalog).unwrap_or(CatalogName::Products);
+    match find_by_xref(conn, &item.workspace_id, catalog, xref)? {
+        Some(other) if other != item.id => Err(ApiError::conflict(
+            "duplicate_xref",
+            format!(
+                "The {} catalog already has a record with xref \"{xref}\"",
+                item.catalog
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
+pub fn insert(conn: &Connection, item: &CatalogItem) -> ApiResult<()> {
+    check_xref_free(conn, item)?;
+    conn.prepare_cached(
+        "INSERT INTO catalog_items (id, workspace_id, catalog, name, name_folded, xref, owner_party, \
+         created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+    )?
+    .execute(params![
+        item.id,
+        item.workspace_id,
+        item.catalog,
+        item.name,
+        item.name.as_deref().map(crate::validate::fold),
+        item.xref,
+        item.owner_party,
+        item.created_at,
+        item.updated_at
+    ])?;
+    Ok(())
+}
+
+pub fn update(conn: &Connection, item: &CatalogItem) -> ApiResult<()> {
+    check_xref_free(conn, item)?;
+    conn.prepare_cached(
+        "UPDATE catalog_items SET name = ?2, name_folded = ?3, xref = ?4, updated_at = ?5 WHERE id = ?1",
+    )?
+    .execute(params![
+        item.id,
+        item.name,
+        item.name.as_deref().map(crate::validate::fold),
+        item.xref,
+        item.updated_at
+    ])?;
+    Ok(())
+}
+
+/// Removes an item no document refers to (409 otherwise); its synonym links go with it.
+pub fn delete(conn: &Connection, id: &str) -> ApiResult<()> {
+    let uses: i64 = conn
+        .prepare_cached("SELECT count(*) FROM document_refs WHERE item_id = ?1")?
+        .query_row([id], |row| row.get(0))?;
+    if uses > 0 {
+        return Err(ApiError::conflict(
+            "catalog_item_in_use",
+            format!("The record is referenced by {uses} document(s); change those first"),
+        ));
+    }
+    conn.prepare_cached("DELETE FROM synonyms WHERE base_item = ?1 OR linked_item = ?1")?
+        .execute([id])?;
+    conn.prepare_cached("DELETE FROM catalog_items WHERE id = ?1")?
+        .execute([id])?;
+    Ok(())
+}
+
+pub fn list(
+    conn: &Connection,
+    workspace: &str,
+    catalog: CatalogName,
+    query: &ListQuery,
+) -> rusqlite::Result<(i64, Vec<CatalogItem>)> {
+    let sql = query.to_sql();
+    let condition = format!("workspace_id = ? AND catalog = ?{}", sql.filter);
+    let mut params = vec![
+        SqlValue::Text(workspace.to_string()),
+        SqlValue::Text(catalog.key().to_string()),
+    ];
+    params.extend(sql.filter_params);
+    let total: i64 = conn
+        .prepare_cached(&format!(
+            "SELECT count(*) FROM catalog_items WHERE {condition}"
+        ))?
+        .query_row(params_from_iter(params.iter()), |row| row.get(0))?;
+    params.extend(sql.tail_params);
+    let rows = conn
+        .prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM catalog_items WHERE {condition}{}",
+            sql.tail
+        ))?
+        .query_map(params_from_iter(params.iter()), from_row)?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok((total, rows))
+}
+
+/// Where a document's catalog references are resolved: its workspace, the
+/// party that owns records created on the way, and the time.
+pub struct RefContext<'a> {
+    pub conn: &'a Connection,
+    pub workspace: &'a str,
+    pub owner_party: Option<&'a str>,
+    pub now: i64,
+    /// Every item the document refers to, for `document_refs`.
+    pub used: Vec<String>,
+}
+
+impl RefContext<'_> {
+    /// Resolves a reference written as a record id, or as `{xref, name}` (found
+    /// by xref when given, else by name ignoring case, and created when missing),
+    /// or as `{id, ...}` as quality results read back.
+    pub fn resolve(
+        &mut self,
+        catalog: CatalogName,
+        value: &Value,
+        path: &str,
+    ) -> ApiResult<String> {
+        let id = match value {
+            Value::String(id) => self.existing(catalog, id, path)?,
+            Value::Object(map) => {
+                let (mut id, mut xref, mut name) = (None, None, None);
+                for (key, v) in map {
+                    let field = format!("{path}.{key}");
+                    match key.as_str() {
+                        "id" => id = optional_string(v, &field, 64)?,
+                        "xref" => xref = optional_string(v, &field, XREF_MAX)?,
+                        "name" => name = optional_string(v, &field, NAME_MAX)?,
+                        _ => {
+                            return Err(unknown_field(
+                                &field,
+                                &[&format!("{path}.xref"), &format!("{path}.name")],
+                            ));
+                        }
+                    }
+                }
+                let xref = xref.filter(|x| !x.is_empty());
+                let name = name.filter(|n| !n.trim().is_empty());
+                if let Some(id) = id {
+                    self.existing(catalog, &id, path)?
+                } else if let Some(found) = match (&xref, &name) {
+                    (Some(x), _) => find_by_xref(self.conn, self.workspace, catalog, x)?,
+                    (None, Some(n)) => find_by_name(self.conn, self.workspace, catalog, n)?,
+                    (None, None) => {
+                        return Err(ApiError::invalid(
+                            path,
+                            format!(
+                                "`{path}` needs an `xref` or a `name` to find or create the record"
+                            ),
+                        ));
+                    }
+                } {
+                    found
+                } else {
+                    let item = CatalogItem {
+                        id: uuid::Uuid::new_v4().to_string(),
+                        workspace_id: self.workspace.to_string(),
+                        catalog: catalog.key().to_string(),
+                        name,
+                        xref,
+                        owner_party: self.owner_party.map(String::from),
+                        created_at: self.now,
+                        updated_at: self.now,
+                    };
+                    insert(self.conn, &item)?;
+                    item.id
+                }
+            }
+            other => {
+                return Err(ApiError::invalid(
+                    path,
+                    format!(
+                        "`{path}` must be a {} record id or an object {{\"xref\", \"name\"}}, not {}",
+                        catalog.key(),
+                        kind_of(other)
+                    ),
+                ));
+            }
+        };
+        if !self.used.contains(&id) {
+            self.used.push(id.clone());
+        }
+        Ok(id)
+    }
+
+    fn existing(&self, catalog: CatalogName, id: &str, path: &str) -> ApiResult<String> {
+        match get(self.conn, self.workspace, catalog, id)? {
+            Some(item) => Ok(item.id),
+            None => Err(ApiError::invalid(
+                path,
+                format!(
+                    "No {} record with id \"{id}\" in this workspace",
+                    catalog.key()
+                ),
+            )),
+        }
+    }
+}

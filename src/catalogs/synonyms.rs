@@ -1,0 +1,150 @@
+//! Synonym links: two records of one catalog in one workspace that describe
+//! the same thing. A link is symmetric; `baseItem` and `linkedItem` are only
+//! the order in which it was made.
+
+use rusqlite::types::Value as SqlValue;
+use rusqlite::{Connection, OptionalExtension, params, params_from_iter};
+use serde_json::{Value, json};
+
+use crate::envelope;
+use crate::listing::{Generation, ListQuery};
+
+pub const ENTITY_TYPE: &str = "svc.hub.synonym";
+
+#[derive(Clone, Debug)]
+pub struct Synonym {
+    pub id: String,
+    pub workspace_id: String,
+    pub catalog: String,
+    pub base_item: String,
+    pub linked_item: String,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+impl Synonym {
+    pub fn body(&self) -> Value {
+        json!({"workspace": self.workspace_id, "baseItem": self.base_item, "linkedItem": self.linked_item})
+    }
+
+    pub fn render(&self, generation: Generation) -> Value {
+        match generation {
+            Generation::Older => envelope::older(&self.id, self.body()),
+            Generation::V2 => envelope::v2(
+                ENTITY_TYPE,
+                &self.id,
+                self.body(),
+                self.created_at,
+                self.updated_at,
+            ),
+        }
+    }
+
+    /// The record at the other end of the link from `item`.
+    pub fn other(&self, item: &str) -> &str {
+        if self.base_item == item {
+            &self.linked_item
+        } else {
+            &self.base_item
+        }
+    }
+}
+
+const COLUMNS: &str = "id, workspace_id, catalog, base_item, linked_item, created_at, updated_at";
+
+fn from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Synonym> {
+    Ok(Synonym {
+        id: row.get(0)?,
+        workspace_id: row.get(1)?,
+        catalog: row.get(2)?,
+        base_item: row.get(3)?,
+        linked_item: row.get(4)?,
+        created_at: row.get(5)?,
+        updated_at: row.get(6)?,
+    })
+}
+
+/// The link between two records, in either direction.
+pub fn find(conn: &Connection, a: &str, b: &str) -> rusqlite::Result<Option<Synonym>> {
+    conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM synonyms WHERE (base_item = ?1 AND linked_item = ?2) \
+         OR (base_item = ?2 AND linked_item = ?1)"
+    ))?
+    .query_row(params![a, b], from_row)
+    .optional()
+}
+
+pub fn insert(conn: &Connection, link: &Synonym) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO synonyms (id, workspace_id, catalog, base_item, linked_item, created_at, updated_at) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    )?
+    .execute(params![
+        link.id,
+        link.workspace_id,
+        link.catalog,
+        link.base_item,
+        link.linked_item,
+        link.created_at,
+        link.updated_at
+    ])?;
+    Ok(())
+}
+
+pub fn delete(conn: &Connection, id: &str) -> rusqlite::Result<()> {
+    conn.prepare_cached("DELETE FROM synonyms WHERE id = ?1")?
+        .execute([id])?;
+    Ok(())
+}
+
+/// Which links a list covers.
+pub enum Scope<'a> {
+    /// Every link of a workspace, optionally of one catalog (`xtype`).
+    Workspace {
+        workspace: &'a str,
+        catalog: Option<&'a str>,
+    },
+    /// The links of one record.
+    Item { workspace: &'a str, item: &'a str },
+}
+
+pub fn list(
+    conn: &Connection,
+    scope: &Scope<'_>,
+    query: &ListQuery,
+) -> rusqlite::Result<(i64, Vec<Synonym>)> {
+    let sql = query.to_sql();
+    let (mut condition, mut params) = match scope {
+        Scope::Workspace { workspace, catalog } => {
+            let mut params = vec![SqlValue::Text(workspace.to_string())];
+            let mut condition = String::from("workspace_id = ?");
+            if let Some(catalog) = catalog {
+                condition.push_str(" AND catalog = ?");
+                params.push(SqlValue::Text(catalog.to_string()));
+            }
+            (condition, params)
+        }
+        Scope::Item { workspace, item } => (
+            String::from("workspace_id = ? AND (base_item = ? OR linked_item = ?)"),
+            vec![
+                SqlValue::Text(workspace.to_string()),
+                SqlValue::Text(item.to_string()),
+                SqlValue::Text(item.to_string()),
+            ],
+        ),
+    };
+    condition.push_str(&sql.filter);
+    params.extend(sql.filter_params);
+    let total: i64 = conn
+        .prepare_cached(&format!("SELECT count(*) FROM synonyms WHERE {condition}"))?
+        .query_row(params_from_iter(params.iter()), |row| row.get(0))?;
+    params.extend(sql.tail_params);
+    let rows = conn
+        .prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM synonyms WHERE {condition}{}",
+            sql.tail
+        ))?
+        .query_map(params_from_iter(params.iter()), from_row)?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok((total, rows))
+}

@@ -1,0 +1,212 @@
+//! The rules that belong to particular kinds: where a document sits (its
+//! workspace and job), job defaults, job status transitions and completion,
+//! one quantity result per direction, a time log's end not before its start,
+//! and what may be deleted.
+
+use rusqlite::Connection;
+use serde_json::{Map, Value};
+
+use super::kinds::{self, JOB, QUANTITY_RESULT, TIMELOG};
+use super::{Document, schema::value_at, store};
+use crate::error::{ApiError, ApiResult};
+use crate::workspaces::Workspace;
+
+/// Where a document is written: its workspace, and for results its job.
+pub struct Placement<'a> {
+    pub workspace: &'a Workspace,
+    pub job: Option<&'a Document>,
+}
+
+fn text<'a>(body: &'a Map<String, Value>, path: &str) -> Option<&'a str> {
+    value_at(body, path).and_then(Value::as_str)
+}
+
+fn flag(body: &Map<String, Value>, path: &str) -> bool {
+    value_at(body, path)
+        .and_then(Value::as_bool)
+        .unwrap_or(false)
+}
+
+/// Checks and completes a normalised body before it is stored. `old` is the
+/// stored version on PATCH.
+pub fn before_write(
+    conn: &Connection,
+    kind: &kinds::Kind,
+    place: &Placement<'_>,
+    doc_id: &str,
+    body: &mut Map<String, Value>,
+    old: Option<&Document>,
+) -> ApiResult<()> {
+    pin(body, "workspace", &place.workspace.id)?;
+    match place.job {
+        Some(job) => pin(body, "parent", &job.id)?,
+        None => check_parent(conn, place.workspace, doc_id, body)?,
+    }
+    if kind.key == JOB.key {
+        job_defaults(place.workspace, body, old.is_none());
+        check_transition(conn, doc_id, body, old)?;
+    } else if kind.key == QUANTITY_RESULT.key {
+        if let (Some(job), Some(direction)) = (place.job, text(body, "direction")) {
+            if store::quantity_with_direction(conn, &job.id, direction, doc_id)?.is_some() {
+                return Err(ApiError::conflict(
+                    "duplicate_direction",
+                    format!(
+                        "This job already has a {direction} quantity result; a job has one per direction"
+                    ),
+                ));
+            }
+        }
+    } else if kind.key == TIMELOG.key {
+        if let (Some(start), Some(end)) = (text(body, "start"), text(body, "end")) {
+            // Both are normalised to the same UTC form, so text order is time order.
+            if end < start {
+                return Err(ApiError::invalid("end", "`end` must not be before `start`"));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `workspace` and `parent` come from the path; a body may repeat them, not contradict them.
+fn pin(body: &mut Map<String, Value>, field: &str, id: &str) -> ApiResult<()> {
+    match body.get(field).and_then(Value::as_str) {
+        Some(given) if given != id => Err(ApiError::invalid(
+            field,
+            format!("`{field}` must be \"{id}\" (the one in the path) or be left out"),
+        )),
+        _ => {
+            body.insert(field.to_string(), Value::String(id.to_string()));
+            Ok(())
+        }
+    }
+}
+
+/// A job's `parent`, when given, is another document of the same workspace.
+fn check_parent(
+    conn: &Connection,
+    ws: &Workspace,
+    doc_id: &str,
+    body: &Map<String, Value>,
+) -> ApiResult<()> {
+    let Some(parent) = text(body, "parent").filter(|p| !p.is_empty()) else {
+        return Ok(());
+    };
+    if parent == doc_id || store::get_any(conn, &ws.id, parent)?.is_none() {
+        return Err(ApiError::invalid(
+            "parent",
+            format!(
+                "`parent` must be the id of another document in this workspace (got \"{parent}\")"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// A new job is `pending` and names the workspace's parties unless told otherwise.
+fn job_defaults(ws: &Workspace, body: &mut Map<String, Value>, creating: bool) {
+    if !creating {
+        return;
+    }
+    body.entry("status")
+        .or_insert_with(|| Value::String("pending".into()));
+    for (field, party) in [("vendor", &ws.vendor.id), ("client", &ws.client.id)] {
+        if let Some(id) = party {
+            body.entry(field)
+                .or_insert_with(|| Value::String(id.clone()));
+        }
+    }
+}
+
+const TRANSITIONS: &[(&str, &str)] = &[
+    ("pending", "active"),
+    ("pending", "cancelled"),
+    ("active", "complete"),
+    ("active", "cancelled"),
+    ("complete", "active"),
+    ("cancelled", "pending"),
+];
+
+fn check_transition(
+    conn: &Connection,
+    job_id: &str,
+    body: &Map<String, Value>,
+    old: Option<&Document>,
+) -> ApiResult<()> {
+    let new = text(body, "status").unwrap_or("pending");
+    let previous = old.and_then(|d| text(&d.body, "status"));
+    if let Some(previous) = previous {
+        if previous != new && !TRANSITIONS.contains(&(previous, new)) {
+            return Err(ApiError::conflict(
+                "invalid_status_transition",
+                format!(
+                    "A job cannot go from {previous} to {new}; allowed: pending->active, \
+                     pending->cancelled, active->complete, active->cancelled, complete->active, \
+                     cancelled->pending"
+                ),
+            ));
+        }
+    }
+    if new == "complete" && previous != Some("complete") {
+        check_complete(conn, job_id, body)?;
+    }
+    Ok(())
+}
+
+/// A job completes only with what it requested.
+fn check_complete(conn: &Connection, job_id: &str, body: &Map<String, Value>) -> ApiResult<()> {
+    let counts = store::children(conn, job_id)?;
+    let has = |kind: &str| counts.iter().any(|(k, n)| k == kind && *n > 0);
+    let mut missing = Vec::new();
+    if flag(body, "requested.quality") && !has("qualityResult") {
+        missing.push("a quality result");
+    }
+    if flag(body, "requested.quantity") && !has("quantityResult") {
+        missing.push("a quantity result");
+    }
+    if flag(body, "requested.timelog") && !has("timelog") {
+        missing.push("a time log");
+    }
+    if text(body, "activity") == Some("discharge")
+        && flag(body, "requested.quantity")
+        && !has("loadPortInformation")
+    {
+        missing.push("load port information (a discharge job that requested quantity)");
+    }
+    if missing.is_empty() {
+        Ok(())
+    } else {
+        Err(ApiError::conflict(
+            "job_incomplete",
+            format!(
+                "The job cannot be completed: it still needs {}",
+                missing.join(", ")
+            ),
+        ))
+    }
+}
+
+/// A job with results, time logs or files cannot be deleted; nor can a
+/// document with attachments.
+pub fn before_delete(conn: &Connection, doc: &Document) -> ApiResult<()> {
+    let attachments = store::attachment_count(conn, &doc.id)?;
+    if doc.kind.is_job() {
+        let children: i64 = store::children(conn, &doc.id)?.iter().map(|(_, n)| n).sum();
+        if children > 0 || attachments > 0 {
+            return Err(ApiError::conflict(
+                "job_not_empty",
+                format!(
+                    "The job still has {children} result(s) or time log(s) and {attachments} file(s); delete those first"
+                ),
+            ));
+        }
+    } else if attachments > 0 {
+        return Err(ApiError::conflict(
+            "document_has_attachments",
+            format!(
+                "The {} still has {attachments} attachment(s); delete those first",
+                doc.kind.noun
+            ),
+        ));
+    }
+    Ok(())
+}
