@@ -21,6 +21,8 @@ pub struct Settings {
     pub session_max: Duration,
     /// Work factor for new password hashes and for decoy checks.
     pub pbkdf2_iterations: u32,
+    /// Largest upload body (files and attachments).
+    pub max_upload_bytes: u64,
 }
 
 impl Default for Settings {
@@ -29,6 +31,7 @@ impl Default for Settings {
             session_idle: Duration::from_secs(8 * 3600),
             session_max: Duration::from_secs(7 * 24 * 3600),
             pbkdf2_iterations: auth::password::DEFAULT_ITERATIONS,
+            max_upload_bytes: 256 * 1024 * 1024,
         }
     }
 }

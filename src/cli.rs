@@ -62,6 +62,9 @@ struct ServeArgs {
     /// Seconds to let requests in flight finish on SIGINT/SIGTERM.
     #[arg(long, default_value_t = 10)]
     shutdown_grace_secs: u64,
+    /// Largest upload, in MiB.
+    #[arg(long, default_value_t = 256)]
+    max_upload_mb: u64,
     /// Read connections in the pool.
     #[arg(long, default_value_t = 8)]
     readers: u32,
@@ -127,6 +130,7 @@ fn serve(data: &Path, args: ServeArgs) -> Result<(), String> {
         session_idle: Duration::from_secs(args.session_idle_secs.max(1)),
         session_max: Duration::from_secs(args.session_max_secs.max(1)),
         pbkdf2_iterations: args.pbkdf2_iterations,
+        max_upload_bytes: args.max_upload_mb.max(1) * 1024 * 1024,
     };
     ensure_first_admin(data, settings.pbkdf2_iterations)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -192,6 +196,10 @@ async fn shutdown_signal() {
 /// the one in QUAYSIDE_ADMIN_PASSWORD).
 fn ensure_first_admin(data: &Path, iterations: u32) -> Result<(), String> {
     let conn = db::open_and_migrate(data)?;
+    let swept = db::blobs::sweep_incomplete(&conn).map_err(|e| e.to_string())?;
+    if swept > 0 {
+        log::info!("removed {swept} upload(s) left incomplete by the last run");
+    }
     if accounts::count(&conn).map_err(|e| e.to_string())? > 0 {
         return Ok(());
     }

@@ -29,6 +29,8 @@ pub enum ApiError {
     Conflict { code: &'static str, message: String },
     /// 413: the body is larger than the limit for this route.
     PayloadTooLarge { limit: u64 },
+    /// 416: a `Range` outside a file of this many bytes.
+    RangeNotSatisfiable { size: u64 },
     /// 415: the body is not of a media type this route takes.
     UnsupportedMediaType(String),
     /// 429: too many failed logins; retry after the given number of seconds.
@@ -95,6 +97,7 @@ impl ApiError {
             ApiError::Conflict { .. } => 409,
             ApiError::PayloadTooLarge { .. } => 413,
             ApiError::UnsupportedMediaType(_) => 415,
+            ApiError::RangeNotSatisfiable { .. } => 416,
             ApiError::TooManyRequests { .. } => 429,
             ApiError::Internal(_) => 500,
             ApiError::Unavailable(_) => 503,
@@ -110,6 +113,7 @@ impl ApiError {
             ApiError::MethodNotAllowed { .. } => "method_not_allowed",
             ApiError::PayloadTooLarge { .. } => "payload_too_large",
             ApiError::UnsupportedMediaType(_) => "unsupported_media_type",
+            ApiError::RangeNotSatisfiable { .. } => "range_not_satisfiable",
             ApiError::TooManyRequests { .. } => "too_many_requests",
             ApiError::StorageFull => "insufficient_storage",
             ApiError::Unavailable(_) => "unavailable",
@@ -132,6 +136,9 @@ impl ApiError {
             }
             ApiError::PayloadTooLarge { limit } => {
                 format!("Request body is larger than the limit of {limit} bytes")
+            }
+            ApiError::RangeNotSatisfiable { size } => {
+                format!("The requested range is outside the file ({size} bytes)")
             }
             ApiError::TooManyRequests { retry_after_secs } => format!(
                 "Too many failed logins for this account; try again in {retry_after_secs} seconds"

@@ -2,6 +2,7 @@
 //! exchange. See ARCHITECTURE.md for the map of modules and the path of a request.
 
 pub mod app;
+pub mod attachments;
 pub mod auth;
 pub mod catalogs;
 pub mod cli;

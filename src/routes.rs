@@ -9,7 +9,7 @@ use crate::app::{Access, Ctx, Endpoint, Handler};
 use crate::error::ApiResult;
 use crate::http::{Method, Response, Router};
 use crate::listing::Generation::{Older, V2};
-use crate::{auth, catalogs, documents, locations, organizations, workspaces};
+use crate::{attachments, auth, catalogs, documents, locations, organizations, workspaces};
 
 use Method::{Delete, Get, Patch, Post, Put};
 
@@ -112,6 +112,48 @@ pub fn table() -> Router<Endpoint> {
             Delete,
             item,
             session(move |ctx| documents::routes::delete(ctx, kind)),
+        );
+    }
+
+    use attachments::routes::View::{Attachments, JobFiles};
+    for (view, collection, item, content) in [
+        (
+            JobFiles,
+            "/workspaces/{workspace_id}/jobs/{job_id}/files",
+            "/workspaces/{workspace_id}/jobs/{job_id}/files/{file_id}",
+            "/workspaces/{workspace_id}/jobs/{job_id}/files/{file_id}/content",
+        ),
+        (
+            Attachments,
+            "/v2/workspaces/{workspace_id}/documents/{document_id}/attachments",
+            "/v2/workspaces/{workspace_id}/documents/{document_id}/attachments/{attachment_id}",
+            "/v2/workspaces/{workspace_id}/documents/{document_id}/attachments/{attachment_id}/content",
+        ),
+    ] {
+        r.add(
+            Get,
+            collection,
+            session(move |ctx| attachments::routes::list(ctx, view)),
+        );
+        r.add(
+            Post,
+            collection,
+            session(move |ctx| attachments::routes::upload(ctx, view)),
+        );
+        r.add(
+            Get,
+            item,
+            session(move |ctx| attachments::routes::get(ctx, view)),
+        );
+        r.add(
+            Get,
+            content,
+            session(move |ctx| attachments::routes::content(ctx, view)),
+        );
+        r.add(
+            Delete,
+            item,
+            session(move |ctx| attachments::routes::delete(ctx, view)),
         );
     }
 

@@ -6,6 +6,7 @@
 //! a write runs inside its own savepoint of the writer's current batch and is
 //! acknowledged only after that batch has committed durably.
 
+pub mod blobs;
 pub mod migrate;
 pub mod writer;
 

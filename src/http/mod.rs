@@ -3,6 +3,8 @@
 //! Architecture invariant: only this module knows hyper. Domain modules see
 //! [`Request`] and [`Response`] and return [`crate::error::ApiError`].
 
+pub mod multipart;
+pub mod range;
 pub mod request;
 pub mod response;
 pub mod router;

@@ -162,6 +162,10 @@ impl Request {
         self.remote
     }
 
+    pub(crate) fn take_body(&mut self) -> Option<RequestBody> {
+        self.body.take()
+    }
+
     pub(crate) fn set_params(&mut self, params: Vec<(&'static str, String)>) {
         self.params = params;
     }

@@ -37,6 +37,27 @@ impl Response {
         }
     }
 
+    /// A body streamed from a channel: each message is one piece; an error ends
+    /// the response early (the client sees a short body, never a wrong one).
+    pub fn stream(
+        status: u16,
+        pieces: tokio::sync::mpsc::Receiver<Result<Bytes, std::io::Error>>,
+    ) -> Response {
+        let stream = futures_util::stream::unfold(pieces, |mut pieces| async move {
+            pieces.recv().await.map(|piece| {
+                (
+                    piece.map(hyper::body::Frame::data).map_err(BoxError::from),
+                    pieces,
+                )
+            })
+        });
+        Response {
+            status,
+            headers: Vec::new(),
+            body: http_body_util::StreamBody::new(stream).boxed(),
+        }
+    }
+
     /// A status with no body.
     pub fn empty(status: u16) -> Response {
         Response {
@@ -56,6 +77,9 @@ impl Response {
         match err {
             ApiError::MethodNotAllowed { allow } => {
                 response = response.header("allow", &allow.join(", "));
+            }
+            ApiError::RangeNotSatisfiable { size } => {
+                response = response.header("content-range", &format!("bytes */{size}"));
             }
             ApiError::TooManyRequests { retry_after_secs } => {
                 response = response.header("retry-after", &retry_after_secs.to_string());

@@ -1,0 +1,86 @@
+//! SQL for attachment records (their bytes are in `db::blobs`).
+
+use rusqlite::types::Value as SqlValue;
+use rusqlite::{Connection, OptionalExtension, params, params_from_iter};
+
+use super::Attachment;
+use crate::listing::ListQuery;
+
+const SELECT: &str = "SELECT a.id AS id, a.workspace_id, a.document_id, a.blob_id, a.caption, a.format, \
+    b.size, b.sha256, a.client_reference_number, a.vendor_reference_number, a.description, \
+    a.created_at AS created_at, a.updated_at AS updated_at FROM attachments a JOIN blobs b ON b.id = a.blob_id";
+
+fn from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Attachment> {
+    Ok(Attachment {
+        id: row.get(0)?,
+        workspace_id: row.get(1)?,
+        document_id: row.get(2)?,
+        blob_id: row.get(3)?,
+        caption: row.get(4)?,
+        format: row.get(5)?,
+        size: row.get(6)?,
+        sha256: row.get::<_, Option<String>>(7)?.unwrap_or_default(),
+        client_reference_number: row.get(8)?,
+        vendor_reference_number: row.get(9)?,
+        description: row.get(10)?,
+        created_at: row.get(11)?,
+        updated_at: row.get(12)?,
+    })
+}
+
+pub fn get(conn: &Connection, document: &str, id: &str) -> rusqlite::Result<Option<Attachment>> {
+    conn.prepare_cached(&format!("{SELECT} WHERE a.id = ?1 AND a.document_id = ?2"))?
+        .query_row(params![id, document], from_row)
+        .optional()
+}
+
+pub fn insert(conn: &Connection, a: &Attachment) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO attachments (id, workspace_id, document_id, blob_id, caption, format, \
+         client_reference_number, vendor_reference_number, description, created_at, updated_at) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+    )?
+    .execute(params![
+        a.id,
+        a.workspace_id,
+        a.document_id,
+        a.blob_id,
+        a.caption,
+        a.format,
+        a.client_reference_number,
+        a.vendor_reference_number,
+        a.description,
+        a.created_at,
+        a.updated_at
+    ])?;
+    Ok(())
+}
+
+/// Removes the record and its bytes.
+pub fn delete(conn: &Connection, a: &Attachment) -> rusqlite::Result<()> {
+    conn.prepare_cached("DELETE FROM attachments WHERE id = ?1")?
+        .execute([&a.id])?;
+    crate::db::blobs::delete(conn, &a.blob_id)
+}
+
+pub fn list(
+    conn: &Connection,
+    document: &str,
+    query: &ListQuery,
+) -> rusqlite::Result<(i64, Vec<Attachment>)> {
+    let sql = query.to_sql();
+    let condition = format!("a.document_id = ?{}", sql.filter);
+    let mut params = vec![SqlValue::Text(document.to_string())];
+    params.extend(sql.filter_params);
+    let total: i64 = conn
+        .prepare_cached(&format!(
+            "SELECT count(*) FROM attachments a JOIN blobs b ON b.id = a.blob_id WHERE {condition}"
+        ))?
+        .query_row(params_from_iter(params.iter()), |row| row.get(0))?;
+    params.extend(sql.tail_params);
+    let rows = conn
+        .prepare_cached(&format!("{SELECT} WHERE {condition}{}", sql.tail))?
+        .query_map(params_from_iter(params.iter()), from_row)?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok((total, rows))
+}
