@@ -199,7 +199,7 @@ pub async fn upload(mut ctx: Ctx, view: View) -> ApiResult<Response> {
             .await?;
     }
     let limit = ctx.app.settings.max_upload_bytes;
-    let mut multipart = ctx.req.multipart(limit)?;
+    let mut multipart = ctx.req.multipart(limit).await?;
     let mut stored: Option<(blobs::WrittenBlob, String, String)> = None;
     while let Some(mut part) = multipart.next_part().await? {
         let name = part.name().unwrap_or("").to_string();

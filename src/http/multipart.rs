@@ -33,7 +33,7 @@ fn map_error(err: multer::Error, limit: u64) -> ApiError {
 impl Request {
     /// Opens a `multipart/form-data` body; the whole body may hold at most
     /// `limit` bytes (413 beyond). Another Content-Type answers 415.
-    pub fn multipart(&mut self, limit: u64) -> ApiResult<Multipart> {
+    pub async fn multipart(&mut self, limit: u64) -> ApiResult<Multipart> {
         let content_type = self.header("content-type").unwrap_or("").to_string();
         if self.content_type().as_deref() != Some("multipart/form-data") {
             return Err(ApiError::UnsupportedMediaType(
@@ -41,17 +41,17 @@ impl Request {
             ));
         }
         let boundary = multer::parse_boundary(&content_type).map_err(|e| map_error(e, limit))?;
-        if let Some(length) = self
+        let declared = self
             .header("content-length")
-            .and_then(|l| l.trim().parse::<u64>().ok())
-        {
-            if length > limit {
-                return Err(ApiError::PayloadTooLarge { limit });
-            }
-        }
-        let body = self
+            .and_then(|l| l.trim().parse::<u64>().ok());
+        let mut body = self
             .take_body()
             .ok_or_else(|| ApiError::internal("request body read twice"))?;
+        if declared.is_some_and(|length| length > limit) {
+            // Read what is cheap to read, so the client hears the 413.
+            super::request::drain(&mut body, declared).await;
+            return Err(ApiError::PayloadTooLarge { limit });
+        }
         let constraints =
             multer::Constraints::new().size_limit(multer::SizeLimit::new().whole_stream(limit));
         Ok(Multipart {

@@ -26,7 +26,7 @@ pub const FORM_BODY_LIMIT: usize = 16 * 1024;
 const DRAIN_LIMIT: u64 = 16 * 1024 * 1024;
 
 /// Reads and discards what is left of a body, up to [`DRAIN_LIMIT`].
-async fn drain(body: &mut RequestBody, declared: Option<u64>) {
+pub(crate) async fn drain(body: &mut RequestBody, declared: Option<u64>) {
     if declared.is_some_and(|length| length > DRAIN_LIMIT) {
         return;
     }

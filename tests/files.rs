@@ -1,0 +1,460 @@
+//! Files on jobs (older paths) and attachments on documents (v2): streamed
+//! upload and download over real HTTP, headers, limits, and the two views of
+//! one record.
+
+mod common;
+
+use common::{Reply, Server};
+use serde_json::{Value, json};
+
+const BOUNDARY: &str = "quaysideTestBoundary7MA4YWxkTrZu0gW";
+
+/// A workspace with one job, owned by the admin's tenant.
+struct Fixture {
+    server: Server,
+    key: String,
+    workspace: String,
+    job: String,
+}
+
+impl Fixture {
+    fn new(extra: &[&str]) -> Fixture {
+        let server = Server::start_with(extra);
+        let key = server.admin_key();
+        let org = server.post(
+            "/v2/organizations",
+            &key,
+            &json!({"body": {"name": "Owner Co"}}),
+        );
+        assert_eq!(org.status, 201, "{}", org.text());
+        let org = org.json()["id"].as_str().unwrap().to_string();
+        let ws = server.post(
+            "/workspaces",
+            &key,
+            &json!({"description": "files", "parties": {"client": {"id": org}}}),
+        );
+        assert_eq!(ws.status, 201, "{}", ws.text());
+        let workspace = ws.json()["id"].as_str().unwrap().to_string();
+        let job = server.post(&format!("/workspaces/{workspace}/jobs"), &key, &json!({}));
+        assert_eq!(job.status, 201, "{}", job.text());
+        let job = job.json()["id"].as_str().unwrap().to_string();
+        Fixture {
+            server,
+            key,
+            workspace,
+            job,
+        }
+    }
+
+    fn files(&self) -> String {
+        format!("/workspaces/{}/jobs/{}/files", self.workspace, self.job)
+    }
+
+    fn attachments(&self, document: &str) -> String {
+        format!(
+            "/v2/workspaces/{}/documents/{document}/attachments",
+            self.workspace
+        )
+    }
+
+    fn upload(&self, path: &str, name: &str, content_type: Option<&str>, bytes: &[u8]) -> Reply {
+        let body = multipart(&[("file", Some(name), content_type, bytes)]);
+        self.upload_raw(path, &body)
+    }
+
+    fn upload_raw(&self, path: &str, body: &[u8]) -> Reply {
+        let content_type = format!("multipart/form-data; boundary={BOUNDARY}");
+        self.server.request(
+            "POST",
+            path,
+            Some(&self.key),
+            &[("Content-Type", &content_type)],
+            Some(body),
+        )
+    }
+
+    fn get(&self, path: &str, headers: &[(&str, &str)]) -> Reply {
+        self.server
+            .request("GET", path, Some(&self.key), headers, None)
+    }
+}
+
+/// Builds a multipart/form-data body from (name, file name, content type, bytes).
+fn multipart(parts: &[(&str, Option<&str>, Option<&str>, &[u8])]) -> Vec<u8> {
+    let mut body = Vec::new();
+    for (name, file_name, content_type, bytes) in parts {
+        body.extend_from_slice(format!("--{BOUNDARY}\r\n").as_bytes());
+        let mut disposition = format!("Content-Disposition: form-data; name=\"{name}\"");
+        if let Some(file_name) = file_name {
+            disposition.push_str(&format!("; filename=\"{file_name}\""));
+        }
+        body.extend_from_slice(disposition.as_bytes());
+        body.extend_from_slice(b"\r\n");
+        if let Some(content_type) = content_type {
+            body.extend_from_slice(format!("Content-Type: {content_type}\r\n").as_bytes());
+        }
+        body.extend_from_slice(b"\r\n");
+        body.extend_from_slice(bytes);
+        body.extend_from_slice(b"\r\n");
+    }
+    body.extend_from_slice(format!("--{BOUNDARY}--\r\n").as_bytes());
+    body
+}
+
+/// Deterministic bytes that are not a repeating pattern of the chunk size.
+fn pseudo_random(len: usize) -> Vec<u8> {
+    let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+    (0..len)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 24) as u8
+        })
+        .collect()
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    // The server's hash is checked against an independent one: sha256sum.
+    use std::io::Write;
+    let mut child = std::process::Command::new("sha256sum")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("sha256sum");
+    child.stdin.take().unwrap().write_all(bytes).unwrap();
+    let out = child.wait_with_output().unwrap();
+    String::from_utf8(out.stdout).unwrap()[..64].to_string()
+}
+
+#[test]
+fn a_50_mib_file_round_trips_byte_identical_with_a_range_in_the_middle() {
+    let fx = Fixture::new(&[]);
+    let data = pseudo_random(50 * 1024 * 1024 + 12_345);
+    let reply = fx.upload(&fx.files(), "survey.bin", None, &data);
+    assert_eq!(reply.status, 201, "{}", reply.text());
+    let descriptor = reply.json();
+    let id = descriptor["id"].as_str().unwrap().to_string();
+    assert_eq!(descriptor["caption"], "survey.bin");
+    assert!(
+        descriptor["location"]
+            .as_str()
+            .is_some_and(|l| !l.is_empty())
+    );
+    assert_eq!(descriptor["body"]["format"], "application/octet-stream");
+    assert_eq!(descriptor["body"]["size"], data.len());
+    let sha = sha256_hex(&data);
+    assert_eq!(descriptor["body"]["sha256"], sha.as_str());
+
+    let content = format!("{}/{id}/content", fx.files());
+    let full = fx.get(&content, &[]);
+    assert_eq!(full.status, 200);
+    assert_eq!(full.body.len(), data.len());
+    assert!(full.body == data, "downloaded bytes differ");
+    assert_eq!(full.header("etag"), Some(format!("\"{sha}\"").as_str()));
+    assert_eq!(
+        full.header("content-length"),
+        Some(data.len().to_string().as_str())
+    );
+    assert_eq!(full.header("accept-ranges"), Some("bytes"));
+
+    // A range across a chunk boundary in the middle of the file.
+    let (start, end) = (25 * 1024 * 1024 - 100, 25 * 1024 * 1024 + 99_999);
+    let part = fx.get(&content, &[("Range", &format!("bytes={start}-{end}"))]);
+    assert_eq!(part.status, 206);
+    assert!(part.body == data[start..=end], "range bytes differ");
+    assert_eq!(
+        part.header("content-range"),
+        Some(format!("bytes {start}-{end}/{}", data.len()).as_str())
+    );
+}
+
+#[test]
+fn content_headers_etag_and_ranges() {
+    let fx = Fixture::new(&[]);
+    let data = b"hello, inspector".to_vec();
+    let reply = fx.upload(&fx.files(), "Łódź report.pdf", None, &data);
+    assert_eq!(reply.status, 201);
+    assert_eq!(reply.json()["body"]["format"], "application/pdf");
+    let id = reply.json()["id"].as_str().unwrap().to_string();
+    let content = format!("{}/{id}/content", fx.files());
+
+    let full = fx.get(&content, &[]);
+    assert_eq!(full.body, data);
+    assert_eq!(full.header("content-type"), Some("application/pdf"));
+    let disposition = full.header("content-disposition").unwrap();
+    assert!(
+        disposition.starts_with("attachment; filename=\""),
+        "{disposition}"
+    );
+    assert!(
+        disposition.contains("filename*=UTF-8''%C5%81%C3%B3d%C5%BA%20report.pdf"),
+        "{disposition}"
+    );
+
+    let etag = full.header("etag").unwrap().to_string();
+    let cached = fx.get(&content, &[("If-None-Match", &etag)]);
+    assert_eq!(cached.status, 304);
+    assert!(cached.body.is_empty());
+    assert_eq!(
+        fx.get(&content, &[("If-None-Match", "\"other\"")]).status,
+        200
+    );
+
+    let suffix = fx.get(&content, &[("Range", "bytes=-9")]);
+    assert_eq!(
+        (suffix.status, suffix.body.as_slice()),
+        (206, &b"inspector"[..])
+    );
+    let open = fx.get(&content, &[("Range", "bytes=7-")]);
+    assert_eq!(
+        (open.status, open.body.as_slice()),
+        (206, &b"inspector"[..])
+    );
+    let outside = fx.get(&content, &[("Range", "bytes=100-200")]);
+    outside.assert_error(416, "range_not_satisfiable");
+    assert_eq!(outside.header("content-range"), Some("bytes */16"));
+    // Several ranges are not served piecemeal: the whole file comes back.
+    let several = fx.get(&content, &[("Range", "bytes=0-1,3-4")]);
+    assert_eq!((several.status, several.body.len()), (200, 16));
+
+    // The part's own media type wins over the name.
+    let typed = fx.upload(&fx.files(), "data.bin", Some("text/csv"), b"a,b\n");
+    assert_eq!(typed.json()["body"]["format"], "text/csv");
+}
+
+#[test]
+fn an_empty_file_is_a_file() {
+    let fx = Fixture::new(&[]);
+    let reply = fx.upload(&fx.files(), "empty.txt", None, b"");
+    assert_eq!(reply.status, 201, "{}", reply.text());
+    assert_eq!(reply.json()["body"]["size"], 0);
+    let id = reply.json()["id"].as_str().unwrap().to_string();
+    let got = fx.get(&format!("{}/{id}/content", fx.files()), &[]);
+    assert_eq!((got.status, got.body.len()), (200, 0));
+}
+
+#[test]
+fn list_descriptor_and_delete_on_the_older_path() {
+    let fx = Fixture::new(&[]);
+    let a = fx.upload(&fx.files(), "a.txt", None, b"aaa").json();
+    let b = fx.upload(&fx.files(), "b.txt", None, b"bbbb").json();
+    let list = fx.get(&fx.files(), &[]);
+    assert_eq!(list.status, 200);
+    assert_eq!(list.header("x-total-count"), Some("2"));
+    let listed = list.json();
+    let ids: Vec<&Value> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| &d["id"])
+        .collect();
+    assert_eq!(ids, vec![&a["id"], &b["id"]]);
+    let one = fx.get(
+        &format!("{}/{}", fx.files(), a["id"].as_str().unwrap()),
+        &[],
+    );
+    assert_eq!(one.json(), a);
+
+    let path = format!("{}/{}", fx.files(), b["id"].as_str().unwrap());
+    let deleted = fx.server.delete(&path, &fx.key);
+    assert_eq!(deleted.status, 200);
+    assert_eq!(deleted.json(), b);
+    fx.get(&path, &[]).assert_error(404, "not_found");
+    fx.get(&format!("{path}/content"), &[])
+        .assert_error(404, "not_found");
+    assert_eq!(fx.get(&fx.files(), &[]).header("x-total-count"), Some("1"));
+}
+
+#[test]
+fn a_job_with_a_file_is_not_empty() {
+    let fx = Fixture::new(&[]);
+    let file = fx.upload(&fx.files(), "a.txt", None, b"x").json();
+    let job_path = format!("/workspaces/{}/jobs/{}", fx.workspace, fx.job);
+    fx.server
+        .delete(&job_path, &fx.key)
+        .assert_error(409, "job_not_empty");
+    assert_eq!(fx.get(&job_path, &[]).status, 200);
+    let file_path = format!("{}/{}", fx.files(), file["id"].as_str().unwrap());
+    assert_eq!(fx.server.delete(&file_path, &fx.key).status, 200);
+    assert_eq!(fx.server.delete(&job_path, &fx.key).status, 200);
+}
+
+#[test]
+fn older_files_and_v2_attachments_are_one_record() {
+    let fx = Fixture::new(&[]);
+    // Older upload, v2 read and delete.
+    let older = fx
+        .upload(&fx.files(), "old.txt", None, b"from the older path")
+        .json();
+    let id = older["id"].as_str().unwrap();
+    let v2_list = fx.get(&fx.attachments(&fx.job), &[]);
+    assert_eq!(v2_list.status, 200);
+    let envelope = &v2_list.json()[0];
+    assert_eq!(envelope["type"], "svc.hub.attachment");
+    assert_eq!(envelope["id"], id);
+    assert_eq!(envelope["body"]["document"], fx.job.as_str());
+    assert_eq!(envelope["body"]["workspace"], fx.workspace.as_str());
+    assert_eq!(envelope["body"]["caption"], "old.txt");
+    assert_eq!(envelope["body"]["location"], older["location"]);
+    let v2_content = fx.get(&format!("{}/{id}/content", fx.attachments(&fx.job)), &[]);
+    assert_eq!(v2_content.body, b"from the older path");
+    let gone = fx
+        .server
+        .delete(&format!("{}/{id}", fx.attachments(&fx.job)), &fx.key);
+    assert_eq!(gone.status, 200);
+    assert_eq!(gone.json()["id"], id);
+    fx.get(&format!("{}/{id}", fx.files()), &[])
+        .assert_error(404, "not_found");
+
+    // v2 upload with references, older read.
+    let path = format!(
+        "{}?clientReferenceNumber=C-1&vendorReferenceNumber=V-9&description=Draft+survey",
+        fx.attachments(&fx.job)
+    );
+    let v2 = fx.upload(&path, "new.txt", Some("text/plain"), b"from v2");
+    assert_eq!(v2.status, 201, "{}", v2.text());
+    let body = v2.json()["body"].clone();
+    assert_eq!(body["clientReferenceNumber"], "C-1");
+    assert_eq!(body["vendorReferenceNumber"], "V-9");
+    assert_eq!(body["description"], "Draft survey");
+    assert_eq!(body["size"], 7);
+    let id = v2.json()["id"].as_str().unwrap().to_string();
+    let descriptor = fx.get(&format!("{}/{id}", fx.files()), &[]).json();
+    assert_eq!(descriptor["caption"], "new.txt");
+    assert_eq!(descriptor["body"]["format"], "text/plain");
+    assert_eq!(
+        fx.get(&format!("{}/{id}/content", fx.files()), &[]).body,
+        b"from v2"
+    );
+}
+
+#[test]
+fn attachments_hang_on_any_document() {
+    let fx = Fixture::new(&[]);
+    let timelog = fx.server.post(
+        &format!("/workspaces/{}/jobs/{}/timelog", fx.workspace, fx.job),
+        &fx.key,
+        &json!({"type": {"name": "Arrived"}, "category": "event", "start": "2026-11-21T08:00:00Z"}),
+    );
+    assert_eq!(timelog.status, 201, "{}", timelog.text());
+    let doc = timelog.json()["id"].as_str().unwrap().to_string();
+    let reply = fx.upload(&fx.attachments(&doc), "nor.pdf", None, b"%PDF-1.7");
+    assert_eq!(reply.status, 201, "{}", reply.text());
+    assert_eq!(reply.json()["body"]["document"], doc.as_str());
+    // It is not a file of the job.
+    assert_eq!(fx.get(&fx.files(), &[]).header("x-total-count"), Some("0"));
+    // The time log now cannot be deleted before its attachment.
+    let timelog_path = format!("/workspaces/{}/jobs/{}/timelog/{doc}", fx.workspace, fx.job);
+    fx.server
+        .delete(&timelog_path, &fx.key)
+        .assert_error(409, "document_has_attachments");
+    // Unknown documents answer 404.
+    fx.upload(&fx.attachments("no-such-doc"), "x.txt", None, b"x")
+        .assert_error(404, "not_found");
+}
+
+#[test]
+fn malformed_uploads_are_refused_and_store_nothing() {
+    let fx = Fixture::new(&["--max-upload-mb", "1"]);
+    let json = fx.server.post(&fx.files(), &fx.key, &json!({"file": "x"}));
+    json.assert_error(415, "unsupported_media_type");
+    fx.upload_raw(&fx.files(), &multipart(&[]))
+        .assert_error(400, "missing_field");
+    let two = multipart(&[
+        ("file", Some("a.txt"), None, b"a"),
+        ("file", Some("b.txt"), None, b"b"),
+    ]);
+    fx.upload_raw(&fx.files(), &two)
+        .assert_error(400, "invalid_field");
+    let other = multipart(&[("note", None, None, b"hello")]);
+    let reply = fx.upload_raw(&fx.files(), &other);
+    reply.assert_error(400, "invalid_field");
+    assert_eq!(reply.error_field().as_deref(), Some("note"));
+    let truncated = b"--quaysideTestBoundary7MA4YWxkTrZu0gW\r\nContent-Disposition: form-data; name=\"file\"; filename=\"t.txt\"\r\n\r\nno end";
+    assert_eq!(fx.upload_raw(&fx.files(), truncated).status, 400);
+    let too_big = pseudo_random(1024 * 1024 + 1);
+    fx.upload(&fx.files(), "big.bin", None, &too_big)
+        .assert_error(413, "payload_too_large");
+    fx.server
+        .request(
+            "POST",
+            &format!("{}?colour=red", fx.attachments(&fx.job)),
+            Some(&fx.key),
+            &[(
+                "Content-Type",
+                &format!("multipart/form-data; boundary={BOUNDARY}"),
+            )],
+            Some(&multipart(&[("file", Some("a"), None, b"a")])),
+        )
+        .assert_error(400, "invalid_query");
+    // Nothing of the refused uploads was recorded.
+    assert_eq!(fx.get(&fx.files(), &[]).json(), Value::Array(vec![]));
+}
+
+#[test]
+fn a_foreign_tenant_sees_no_files() {
+    let fx = Fixture::new(&[]);
+    let file = fx
+        .upload(&fx.files(), "secret.txt", None, b"commercial")
+        .json();
+    let id = file["id"].as_str().unwrap();
+    let stranger = fx.server.add_user("stranger", &[]);
+    let paths = [
+        fx.files(),
+        format!("{}/{id}", fx.files()),
+        format!("{}/{id}/content", fx.files()),
+        fx.attachments(&fx.job),
+        format!("{}/{id}", fx.attachments(&fx.job)),
+        format!("{}/{id}/content", fx.attachments(&fx.job)),
+    ];
+    for path in &paths {
+        fx.server
+            .get(path, &stranger)
+            .assert_error(404, "not_found");
+    }
+    fx.server
+        .delete(&format!("{}/{id}", fx.files()), &stranger)
+        .assert_error(404, "not_found");
+    let body = multipart(&[("file", Some("x.txt"), None, b"x")]);
+    fx.server
+        .request(
+            "POST",
+            &fx.files(),
+            Some(&stranger),
+            &[(
+                "Content-Type",
+                &format!("multipart/form-data; boundary={BOUNDARY}"),
+            )],
+            Some(&body),
+        )
+        .assert_error(404, "not_found");
+    // Still there for its owner.
+    assert_eq!(
+        fx.get(&format!("{}/{id}/content", fx.files()), &[]).body,
+        b"commercial"
+    );
+}
+
+#[test]
+fn files_survive_a_restart() {
+    let mut fx = Fixture::new(&[]);
+    let data = pseudo_random(3 * 1024 * 1024 + 7);
+    let id = fx.upload(&fx.files(), "keep.bin", None, &data).json()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let _dir = fx.server.take_dir();
+    assert!(fx.server.stop().success());
+    let again = Server::spawn(&fx.server.data, &[]);
+    let key = again.admin_key();
+    let got = again.request(
+        "GET",
+        &format!("{}/{id}/content", fx.files()),
+        Some(&key),
+        &[],
+        None,
+    );
+    assert_eq!(got.status, 200);
+    assert!(got.body == data);
+}
