@@ -79,8 +79,11 @@ impl Fixture {
     }
 }
 
-/// Builds a multipart/form-data body from (name, file name, content type, bytes).
-fn multipart(parts: &[(&str, Option<&str>, Option<&str>, &[u8])]) -> Vec<u8> {
+/// One part: name, file name, content type, bytes.
+type PartSpec<'a> = (&'a str, Option<&'a str>, Option<&'a str>, &'a [u8]);
+
+/// Builds a multipart/form-data body.
+fn multipart(parts: &[PartSpec<'_>]) -> Vec<u8> {
     let mut body = Vec::new();
     for (name, file_name, content_type, bytes) in parts {
         body.extend_from_slice(format!("--{BOUNDARY}\r\n").as_bytes());
