@@ -172,6 +172,22 @@ pub fn table() -> Router<Endpoint> {
     r.add(Get, SYNONYM, session(catalogs::routes::check_synonym));
     r.add(Delete, SYNONYM, session(catalogs::routes::remove_synonym));
 
+    const V2_SYNONYMS: &str = "/v2/workspaces/{workspace_id}/xrefs/{xtype}/{xref_id}/synonyms";
+    const V2_SYNONYM: &str =
+        "/v2/workspaces/{workspace_id}/xrefs/{xtype}/{xref_id}/synonyms/{linked_item_id}";
+    r.add(
+        Get,
+        "/v2/workspaces/{workspace_id}/synonyms",
+        session(catalogs::routes::v2_workspace_synonyms),
+    );
+    r.add(
+        Get,
+        V2_SYNONYMS,
+        session(catalogs::routes::v2_record_synonyms),
+    );
+    r.add(Post, V2_SYNONYM, session(catalogs::routes::v2_link));
+    r.add(Delete, V2_SYNONYM, session(catalogs::routes::v2_unlink));
+
     r.add(
         Get,
         "/v2/organizations",

@@ -335,3 +335,122 @@ pub async fn remove_synonym(ctx: Ctx) -> ApiResult<Response> {
         .await?;
     Ok(Response::json(200, &item.body()))
 }
+
+/// `GET /v2/workspaces/{workspace_id}/synonyms`: every link of the workspace,
+/// optionally of one catalog (`xtype`).
+pub async fn v2_workspace_synonyms(ctx: Ctx) -> ApiResult<Response> {
+    let user = ctx.user()?.clone();
+    let query = listing::parse(
+        ctx.req.query_pairs(),
+        Generation::V2,
+        &NO_FIELDS,
+        &["xtype"],
+    )?;
+    let catalog = match ctx.req.query("xtype") {
+        Some(name) => Some(
+            CatalogName::from_path(name)
+                .ok_or_else(|| {
+                    ApiError::invalid_query(
+                        "xtype",
+                        format!(
+                            "`xtype` must be a catalog name: {}",
+                            CatalogName::ALL.map(|c| c.key()).join(", ")
+                        ),
+                    )
+                })?
+                .key(),
+        ),
+        None => None,
+    };
+    let workspace = ctx.req.param("workspace_id").to_string();
+    let (total, links) = ctx
+        .app
+        .db
+        .read(move |conn| {
+            let ws = workspaces::load_visible(conn, &user, &workspace)?;
+            let scope = Scope::Workspace {
+                workspace: &ws.id,
+                catalog,
+            };
+            Ok(synonyms::list(conn, &scope, &query)?)
+        })
+        .await?;
+    let rendered: Vec<_> = links.iter().map(|l| l.render(Generation::V2)).collect();
+    Ok(Response::json(200, &rendered).header("x-total-count", &total.to_string()))
+}
+
+/// The v2 path's workspace, catalog (`xtype`) and record (`xref_id`).
+struct XrefPath {
+    workspace: String,
+    xtype: String,
+    record: String,
+}
+
+fn xref_path(ctx: &Ctx) -> XrefPath {
+    XrefPath {
+        workspace: ctx.req.param("workspace_id").to_string(),
+        xtype: ctx.req.param("xtype").to_string(),
+        record: ctx.req.param("xref_id").to_string(),
+    }
+}
+
+/// `GET /v2/workspaces/{workspace_id}/xrefs/{xtype}/{xref_id}/synonyms`.
+pub async fn v2_record_synonyms(ctx: Ctx) -> ApiResult<Response> {
+    let user = ctx.user()?.clone();
+    let query = listing::parse(ctx.req.query_pairs(), Generation::V2, &NO_FIELDS, &[])?;
+    let path = xref_path(&ctx);
+    let (total, links) = ctx
+        .app
+        .db
+        .read(move |conn| {
+            let (ws, catalog) = locate(conn, &user, &path.workspace, &path.xtype)?;
+            let item = load_item(conn, &ws, catalog, &path.record)?;
+            let scope = Scope::Item {
+                workspace: &ws.id,
+                item: &item.id,
+            };
+            Ok(synonyms::list(conn, &scope, &query)?)
+        })
+        .await?;
+    let rendered: Vec<_> = links.iter().map(|l| l.render(Generation::V2)).collect();
+    Ok(Response::json(200, &rendered).header("x-total-count", &total.to_string()))
+}
+
+/// `POST /v2/workspaces/{workspace_id}/xrefs/{xtype}/{xref_id}/synonyms/{linked_item_id}`.
+pub async fn v2_link(ctx: Ctx) -> ApiResult<Response> {
+    let user = ctx.user()?.clone();
+    let path = xref_path(&ctx);
+    let linked = ctx.req.param("linked_item_id").to_string();
+    let (created, link) = ctx
+        .app
+        .db
+        .write(move |conn| {
+            let (ws, catalog) = locate(conn, &user, &path.workspace, &path.xtype)?;
+            link(conn, &ws, catalog, &path.record, &linked)
+        })
+        .await?;
+    Ok(Response::json(
+        if created { 201 } else { 200 },
+        &link.render(Generation::V2),
+    ))
+}
+
+/// `DELETE /v2/workspaces/{workspace_id}/xrefs/{xtype}/{xref_id}/synonyms/{linked_item_id}`:
+/// answers the last known link.
+pub async fn v2_unlink(ctx: Ctx) -> ApiResult<Response> {
+    let user = ctx.user()?.clone();
+    let path = xref_path(&ctx);
+    let linked = ctx.req.param("linked_item_id").to_string();
+    let link = ctx
+        .app
+        .db
+        .write(move |conn| {
+            let (ws, catalog) = locate(conn, &user, &path.workspace, &path.xtype)?;
+            let base = load_item(conn, &ws, catalog, &path.record)?;
+            let link = synonyms::find(conn, &base.id, &linked)?.ok_or_else(not_linked)?;
+            synonyms::delete(conn, &link.id)?;
+            Ok(link)
+        })
+        .await?;
+    Ok(Response::json(200, &link.render(Generation::V2)))
+}
