@@ -46,6 +46,21 @@ enum Command {
     /// Manage web service accounts.
     #[command(subcommand)]
     User(UserCommand),
+    /// Copy the data file consistently while the server runs (SQLite online backup).
+    Backup {
+        /// Where to write the copy; must not exist yet.
+        out: PathBuf,
+    },
+    /// Run SQLite's integrity and foreign-key checks (and Quayside's own); exit 1 on a problem.
+    Check,
+    /// Load a UN/LOCODE code list (code-list.csv) into the ports and inland facilities catalogs.
+    ImportUnlocode {
+        /// The code list CSV.
+        file: PathBuf,
+        /// Username recorded as creator/modifier of what the import writes.
+        #[arg(long, default_value = "unlocode-import")]
+        user: String,
+    },
 }
 
 #[derive(Args, Debug)]
@@ -68,6 +83,9 @@ struct ServeArgs {
     /// Read connections in the pool.
     #[arg(long, default_value_t = 8)]
     readers: u32,
+    /// Cap on the data file's pages (SQLite max_page_count), to test a full disk.
+    #[arg(long, hide = true)]
+    max_page_count: Option<u64>,
     /// PBKDF2 iterations for new hashes (lowered only to make tests fast).
     #[arg(long, hide = true, env = "QUAYSIDE_PBKDF2_ITERATIONS", default_value_t = password::DEFAULT_ITERATIONS)]
     pbkdf2_iterations: u32,
@@ -106,6 +124,9 @@ pub fn main() -> i32 {
     let result = match cli.command {
         Command::Serve(args) => serve(&cli.data, args),
         Command::User(command) => user(&cli.data, command),
+        Command::Backup { out } => backup(&cli.data, &out),
+        Command::Check => check(&cli.data),
+        Command::ImportUnlocode { file, user } => import_unlocode(&cli.data, &file, &user),
     };
     match result {
         Ok(()) => 0,
@@ -139,7 +160,7 @@ fn serve(data: &Path, args: ServeArgs) -> Result<(), String> {
         .build()
         .map_err(|e| format!("cannot start the runtime: {e}"))?;
     runtime.block_on(async {
-        let database = db::Db::open(data, args.readers.max(1))?;
+        let database = db::Db::open(data, args.readers.max(1), args.max_page_count)?;
         let listener = tokio::net::TcpListener::bind(args.listen)
             .await
             .map_err(|e| format!("cannot listen on {}: {e}", args.listen))?;
@@ -317,4 +338,146 @@ fn read_password() -> Result<String, String> {
         ));
     }
     Ok(secret)
+}
+
+/// `quayside backup OUT`: SQLite's online backup API copies every page in one
+/// step, inside one read transaction, so the copy is consistent even while the
+/// server writes (WAL lets the writer go on). The copy is written beside OUT,
+/// checked, then renamed into place, so OUT is never a partial file.
+fn backup(data: &Path, out: &Path) -> Result<(), String> {
+    if !data.exists() {
+        return Err(format!("{} does not exist", data.display()));
+    }
+    if out.exists() {
+        return Err(format!(
+            "{} already exists; choose a new name",
+            out.display()
+        ));
+    }
+    let partial = out.with_extension("partial");
+    let _ = std::fs::remove_file(&partial);
+    let source =
+        db::open_connection(data).map_err(|e| format!("cannot open {}: {e}", data.display()))?;
+    let mut copy = rusqlite::Connection::open(&partial)
+        .map_err(|e| format!("cannot create {}: {e}", partial.display()))?;
+    let pages = {
+        let backup =
+            rusqlite::backup::Backup::new(&source, &mut copy).map_err(|e| e.to_string())?;
+        loop {
+            match backup.step(-1).map_err(|e| e.to_string())? {
+                rusqlite::backup::StepResult::Done => break,
+                // Another connection holds a lock for a moment: try again.
+                _ => std::thread::sleep(Duration::from_millis(50)),
+            }
+        }
+        backup.progress().pagecount
+    };
+    let verdict: String = copy
+        .query_row("PRAGMA integrity_check", [], |row| row.get(0))
+        .map_err(|e| e.to_string())?;
+    drop(copy);
+    if verdict != "ok" {
+        let _ = std::fs::remove_file(&partial);
+        return Err(format!("the copy failed its integrity check: {verdict}"));
+    }
+    std::fs::rename(&partial, out).map_err(|e| format!("cannot move the copy into place: {e}"))?;
+    println!(
+        "backed up {} ({pages} pages) to {}",
+        data.display(),
+        out.display()
+    );
+    Ok(())
+}
+
+/// `quayside check`: reports every problem found; any makes the exit code 1.
+fn check(data: &Path) -> Result<(), String> {
+    if !data.exists() {
+        return Err(format!("{} does not exist", data.display()));
+    }
+    let conn =
+        db::open_connection(data).map_err(|e| format!("cannot open {}: {e}", data.display()))?;
+    let sql = |e: rusqlite::Error| e.to_string();
+    let mut problems = Vec::new();
+    let version = db::migrate::schema_version(&conn).map_err(sql)?;
+    if version > db::migrate::CURRENT_VERSION {
+        problems.push(format!(
+            "schema version {version} is newer than this binary's ({})",
+            db::migrate::CURRENT_VERSION
+        ));
+    }
+    let integrity: Vec<String> = conn
+        .prepare("PRAGMA integrity_check")
+        .map_err(sql)?
+        .query_map([], |row| row.get(0))
+        .map_err(sql)?
+        .collect::<Result<_, _>>()
+        .map_err(sql)?;
+    problems.extend(
+        integrity
+            .into_iter()
+            .filter(|line| line != "ok")
+            .map(|line| format!("integrity: {line}")),
+    );
+    let foreign: Vec<String> = conn
+        .prepare("PRAGMA foreign_key_check")
+        .map_err(sql)?
+        .query_map([], |row| {
+            Ok(format!(
+                "foreign key: {} row {} refers to a missing {}",
+                row.get::<_, String>(0)?,
+                row.get::<_, Option<i64>>(1)?.unwrap_or(0),
+                row.get::<_, String>(2)?
+            ))
+        })
+        .map_err(sql)?
+        .collect::<Result<_, _>>()
+        .map_err(sql)?;
+    problems.extend(foreign);
+    if version >= 2 {
+        let short: Vec<String> = conn
+            .prepare(
+                "SELECT id FROM blobs b WHERE complete = 1 AND size <> \
+                 (SELECT coalesce(sum(length(data)), 0) FROM blob_chunks WHERE blob_id = b.id)",
+            )
+            .map_err(sql)?
+            .query_map([], |row| row.get(0))
+            .map_err(sql)?
+            .collect::<Result<_, _>>()
+            .map_err(sql)?;
+        problems.extend(
+            short
+                .into_iter()
+                .map(|id| format!("file bytes: blob {id} does not hold its recorded size")),
+        );
+    }
+    if problems.is_empty() {
+        println!(
+            "{}: ok (schema version {version}, integrity and foreign keys checked)",
+            data.display()
+        );
+        Ok(())
+    } else {
+        for problem in &problems {
+            println!("{problem}");
+        }
+        Err(format!(
+            "{} problem(s) found in {}",
+            problems.len(),
+            data.display()
+        ))
+    }
+}
+
+/// `quayside import-unlocode FILE.csv`.
+fn import_unlocode(data: &Path, file: &Path, username: &str) -> Result<(), String> {
+    let input =
+        std::fs::File::open(file).map_err(|e| format!("cannot open {}: {e}", file.display()))?;
+    let mut conn = db::open_and_migrate(data)?;
+    crate::locations::import::import(
+        &mut conn,
+        std::io::BufReader::new(input),
+        username,
+        &mut std::io::stderr(),
+    )?;
+    Ok(())
 }

@@ -69,8 +69,14 @@ pub struct Db {
 
 impl Db {
     /// Opens the store: migrates the schema, starts the writer, fills the reader pool.
-    pub fn open(path: &Path, readers: u32) -> Result<Db, String> {
+    /// `max_page_count` caps the file's size (tests of a full disk use it).
+    pub fn open(path: &Path, readers: u32, max_page_count: Option<u64>) -> Result<Db, String> {
         let write_conn = open_and_migrate(path)?;
+        if let Some(pages) = max_page_count {
+            write_conn
+                .query_row(&format!("PRAGMA max_page_count = {pages}"), [], |_| Ok(()))
+                .map_err(|e| format!("cannot cap the page count: {e}"))?;
+        }
         let manager = SqliteConnectionManager::file(path)
             .with_flags(OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
             .with_init(|c| {

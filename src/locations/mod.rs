@@ -2,6 +2,7 @@
 //! one record shape served by one implementation.
 
 pub mod countries;
+pub mod import;
 pub mod model;
 pub mod routes;
 pub mod store;
