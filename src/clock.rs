@@ -27,10 +27,15 @@ pub fn format_ms(ms: i64) -> String {
     )
 }
 
-/// Parses an RFC 3339 date-time with any offset into nanoseconds since the epoch.
+/// Parses an RFC 3339 date-time with any offset into nanoseconds since the
+/// epoch. Instants whose UTC year is outside 0000-9999 have no RFC 3339 form
+/// in UTC and are refused.
 pub fn parse_rfc3339_nanos(text: &str) -> Option<i128> {
     let t = OffsetDateTime::parse(text, &Rfc3339).ok()?;
-    Some(t.to_offset(UtcOffset::UTC).unix_timestamp_nanos())
+    let utc = t.checked_to_offset(UtcOffset::UTC)?;
+    (0..=9999)
+        .contains(&utc.year())
+        .then(|| utc.unix_timestamp_nanos())
 }
 
 /// Parses an RFC 3339 date-time and rounds it up to whole milliseconds, so that
@@ -69,6 +74,13 @@ mod tests {
         );
         assert_eq!(parse_rfc3339_ms_ceil("2026-11-21"), None);
         assert_eq!(parse_rfc3339_ms_ceil("yesterday"), None);
+    }
+
+    #[test]
+    fn refuses_instants_outside_four_digit_utc_years() {
+        assert_eq!(parse_rfc3339_nanos("9999-12-31T23:59:59-01:00"), None);
+        assert_eq!(parse_rfc3339_nanos("0000-01-01T00:30:00+01:00"), None);
+        assert!(parse_rfc3339_nanos("9999-12-31T23:59:59Z").is_some());
     }
 
     #[test]

@@ -167,7 +167,7 @@ pub async fn patch(mut ctx: Ctx) -> ApiResult<Response> {
             let mut item = load_item(conn, &ws, catalog, &id)?;
             let before = (item.name.clone(), item.xref.clone());
             if let Some(name) = input.name {
-                item.name = name;
+                item.name = name.filter(|n| !n.trim().is_empty());
             }
             if let Some(xref) = input.xref {
                 item.xref = xref.filter(|x| !x.is_empty());

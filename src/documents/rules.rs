@@ -102,13 +102,14 @@ fn check_parent(
     Ok(())
 }
 
-/// A new job is `pending` and names the workspace's parties unless told otherwise.
+/// A job always has a status (`pending` unless told otherwise: a PATCH that
+/// clears it asks for `pending`); a new job names the workspace's parties.
 fn job_defaults(ws: &Workspace, body: &mut Map<String, Value>, creating: bool) {
+    body.entry("status")
+        .or_insert_with(|| Value::String("pending".into()));
     if !creating {
         return;
     }
-    body.entry("status")
-        .or_insert_with(|| Value::String("pending".into()));
     for (field, party) in [("vendor", &ws.vendor.id), ("client", &ws.client.id)] {
         if let Some(id) = party {
             body.entry(field)
@@ -188,6 +189,16 @@ fn check_complete(conn: &Connection, job_id: &str, body: &Map<String, Value>) ->
 /// A job with results, time logs or files cannot be deleted; nor can a
 /// document with attachments.
 pub fn before_delete(conn: &Connection, doc: &Document) -> ApiResult<()> {
+    let children = store::parent_of_count(conn, &doc.workspace_id, &doc.id)?;
+    if children > 0 {
+        return Err(ApiError::conflict(
+            "document_in_use",
+            format!(
+                "{children} job(s) name this {} as their parent; change those first",
+                doc.kind.noun
+            ),
+        ));
+    }
     let attachments = store::attachment_count(conn, &doc.id)?;
     if doc.kind.is_job() {
         let children: i64 = store::children(conn, &doc.id)?.iter().map(|(_, n)| n).sum();

@@ -106,6 +106,19 @@ pub fn children(conn: &Connection, job: &str) -> rusqlite::Result<Vec<(String, i
         .collect()
 }
 
+/// How many jobs of the workspace name a document as their `parent`.
+pub fn parent_of_count(
+    conn: &Connection,
+    workspace: &str,
+    document: &str,
+) -> rusqlite::Result<i64> {
+    conn.prepare_cached(
+        "SELECT count(*) FROM documents WHERE workspace_id = ?1 AND kind = 'job' \
+         AND json_extract(body, '$.parent') = ?2",
+    )?
+    .query_row(params![workspace, document], |row| row.get(0))
+}
+
 pub fn attachment_count(conn: &Connection, document: &str) -> rusqlite::Result<i64> {
     conn.prepare_cached("SELECT count(*) FROM attachments WHERE document_id = ?1")?
         .query_row([document], |row| row.get(0))

@@ -90,6 +90,18 @@ pub fn delete(conn: &Connection, id: &str) -> ApiResult<()> {
             format!("The organization is a party of {in_use} workspace(s); delete those first"),
         ));
     }
+    let jobs: i64 = conn
+        .prepare_cached(
+            "SELECT count(*) FROM documents WHERE kind = 'job' \
+             AND (json_extract(body, '$.client') = ?1 OR json_extract(body, '$.vendor') = ?1)",
+        )?
+        .query_row([id], |row| row.get(0))?;
+    if jobs > 0 {
+        return Err(ApiError::conflict(
+            "organization_in_use",
+            format!("{jobs} job(s) name the organization as client or vendor; change those first"),
+        ));
+    }
     conn.prepare_cached("DELETE FROM organizations WHERE id = ?1")?
         .execute([id])?;
     Ok(())
