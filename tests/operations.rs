@@ -335,3 +335,37 @@ fn a_full_disk_answers_507_keeps_reads_and_loses_nothing() {
     }
     drop(dir);
 }
+
+#[test]
+fn the_full_unlocode_list_imports_and_reimports_in_place() {
+    let server = Server::start();
+    let list = "../shared/data/unlocode/code-list.csv";
+    let first = server.cli(&["import-unlocode", list], None);
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    let report = String::from_utf8_lossy(&first.stderr).to_string();
+    // 17,616 port rows and 22,075 narrow-inland rows in edition 2024-2, less the rows
+    // marked for deletion and the repeated codes, each reported by line.
+    assert!(report.contains("imported 116129 rows"), "{report}");
+    assert!(report.contains("ports 17534 created"), "{report}");
+    assert!(
+        report.contains("inland facilities 22051 created"),
+        "{report}"
+    );
+    assert!(report.contains("rows done"), "no progress lines: {report}");
+    let key = server.admin_key();
+    let ports = server
+        .get("/api/rest/1.0/ports?resultsPerPage=1", &key)
+        .json();
+    assert_eq!(ports["totalResultsAvailable"], 17534);
+    let again = server.cli(&["import-unlocode", list], None);
+    let report = String::from_utf8_lossy(&again.stderr).to_string();
+    assert!(
+        report.contains("ports 0 created, 0 updated, 17534 unchanged"),
+        "{report}"
+    );
+    assert!(server.cli(&["check"], None).status.success());
+}
