@@ -72,6 +72,11 @@ impl Db {
     /// `max_page_count` caps the file's size (tests of a full disk use it).
     pub fn open(path: &Path, readers: u32, max_page_count: Option<u64>) -> Result<Db, String> {
         let write_conn = open_and_migrate(path)?;
+        // Keep the planner's statistics fresh (bounded work): without them a
+        // filtered, ordered search walks the primary key instead of its index.
+        write_conn
+            .execute_batch("PRAGMA analysis_limit = 1000; PRAGMA optimize = 0x10002;")
+            .map_err(|e| format!("cannot refresh query statistics: {e}"))?;
         if let Some(pages) = max_page_count {
             write_conn
                 .query_row(&format!("PRAGMA max_page_count = {pages}"), [], |_| Ok(()))
