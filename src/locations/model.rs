@@ -1,7 +1,7 @@
 //! The location record (write and read shapes), its validation, and the
 //! parsing of search parameters. One shape serves both catalogs.
 
-use serde::Serialize;
+use serde::ser::{Serialize, SerializeStruct, Serializer};
 use serde_json::Value;
 
 use super::countries;
@@ -50,8 +50,7 @@ const SERVICE_FIELDS: &[&str] = &[
 ];
 
 /// The write shape of a location, validated.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Debug, PartialEq)]
 pub struct LocationFields {
     pub name: String,
     pub country_code: Option<String>,
@@ -70,16 +69,57 @@ pub struct LocationFields {
 }
 
 /// The read shape: the write shape plus the fields the service sets.
-#[derive(Clone, Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Debug)]
 pub struct Location {
     pub client_code: String,
-    #[serde(flatten)]
     pub fields: LocationFields,
     pub date_created: String,
     pub creator: String,
     pub date_modified: String,
     pub modifier: String,
+}
+
+impl LocationFields {
+    /// Writes the 14 write-shape fields, in their documented order, into a
+    /// struct being serialised (shared by both shapes instead of
+    /// `#[serde(flatten)]`, which is slow on the search path).
+    fn serialize_into<S: SerializeStruct>(&self, out: &mut S) -> Result<(), S::Error> {
+        out.serialize_field("name", &self.name)?;
+        out.serialize_field("countryCode", &self.country_code)?;
+        out.serialize_field("geoRegionCode", &self.geo_region_code)?;
+        out.serialize_field("latitudeDeg", &self.latitude_deg)?;
+        out.serialize_field("latitudeMin", &self.latitude_min)?;
+        out.serialize_field("latitudeSec", &self.latitude_sec)?;
+        out.serialize_field("latitudeNs", &self.latitude_ns)?;
+        out.serialize_field("longitudeDeg", &self.longitude_deg)?;
+        out.serialize_field("longitudeMin", &self.longitude_min)?;
+        out.serialize_field("longitudeSec", &self.longitude_sec)?;
+        out.serialize_field("longitudeWe", &self.longitude_we)?;
+        out.serialize_field("statusCode", &self.status_code)?;
+        out.serialize_field("restrictions", &self.restrictions)?;
+        out.serialize_field("generalComments", &self.general_comments)
+    }
+}
+
+impl Serialize for LocationFields {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut out = serializer.serialize_struct("LocationFields", WRITE_FIELDS.len())?;
+        self.serialize_into(&mut out)?;
+        out.end()
+    }
+}
+
+impl Serialize for Location {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut out = serializer.serialize_struct("Location", WRITE_FIELDS.len() + 5)?;
+        out.serialize_field("clientCode", &self.client_code)?;
+        self.fields.serialize_into(&mut out)?;
+        out.serialize_field("dateCreated", &self.date_created)?;
+        out.serialize_field("creator", &self.creator)?;
+        out.serialize_field("dateModified", &self.date_modified)?;
+        out.serialize_field("modifier", &self.modifier)?;
+        out.end()
+    }
 }
 
 /// Client codes: 1-64 characters of `A-Z a-z 0-9 . _ -`, case-sensitive.
