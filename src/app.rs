@@ -10,6 +10,7 @@ use std::time::Duration;
 use crate::auth::{self, Principal, lockout::Lockout};
 use crate::db::Db;
 use crate::error::{ApiError, ApiResult};
+use crate::http::request::settle_unread;
 use crate::http::{Request, Response, Router};
 
 /// Settings a running server needs; `serve`'s options fill them.
@@ -92,7 +93,16 @@ impl App {
 
     /// Routes, authenticates and runs one request. Every failure becomes the
     /// contract's error body here.
-    pub async fn handle(self: &Arc<Self>, mut req: Request) -> Response {
+    pub async fn handle(self: &Arc<Self>, req: Request) -> Response {
+        let unread = req.unread_body();
+        let declared = req
+            .header("content-length")
+            .and_then(|l| l.trim().parse::<u64>().ok());
+        let response = self.dispatch(req).await;
+        settle_unread(&unread, declared, response).await
+    }
+
+    async fn dispatch(self: &Arc<Self>, mut req: Request) -> Response {
         let matched = match self.router.resolve(req.method(), req.segments()) {
             Ok(matched) => matched,
             Err(err) => return Response::error(&err),

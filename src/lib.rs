@@ -14,6 +14,7 @@ pub mod error;
 pub mod http;
 pub mod listing;
 pub mod locations;
+pub mod openapi;
 pub mod organizations;
 pub mod routes;
 pub mod validate;

@@ -17,6 +17,7 @@ pub fn table() -> Router<Endpoint> {
     let mut r = Router::default();
 
     r.add(Get, "/healthz", public(health));
+    r.add(Get, "/openapi.json", public(crate::openapi::serve));
 
     // Location catalog service (location-catalog-service.md).
     r.add(

@@ -339,3 +339,62 @@ fn first_serve_prints_a_generated_admin_password_once() {
     server.login("admin", &password);
     assert!(!server.log_text().contains("password:"));
 }
+
+/// Regression: a request answered before its body was read (here a 401) left
+/// the body on the connection; hyper then closed it, and a client reusing the
+/// connection saw "peer disconnected" on its next request.
+#[test]
+fn regression_an_early_answer_keeps_the_connection_reusable() {
+    use std::io::{Read, Write};
+    let server = Server::start();
+    let address = server.base.trim_start_matches("http://");
+    let mut socket = std::net::TcpStream::connect(address).unwrap();
+    socket
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let body = r#"{"description":"no key"}"#;
+    write!(
+        socket,
+        "POST /workspaces HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    )
+    .unwrap();
+    // The body follows a moment after the headers, as it does from real clients.
+    std::thread::sleep(Duration::from_millis(100));
+    socket.write_all(body.as_bytes()).unwrap();
+    let first = read_response(&mut socket);
+    assert!(first.starts_with("HTTP/1.1 401"), "{first}");
+    socket
+        .write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
+    let second = read_response(&mut socket);
+    assert!(second.starts_with("HTTP/1.1 200"), "{second}");
+
+    fn read_response(socket: &mut std::net::TcpStream) -> String {
+        let mut buffer = Vec::new();
+        let mut chunk = [0u8; 4096];
+        loop {
+            let n = socket.read(&mut chunk).unwrap();
+            assert!(
+                n > 0,
+                "connection closed: {}",
+                String::from_utf8_lossy(&buffer)
+            );
+            buffer.extend_from_slice(&chunk[..n]);
+            let text = String::from_utf8_lossy(&buffer).to_string();
+            if let Some(head_end) = text.find("\r\n\r\n") {
+                let length: usize = text[..head_end]
+                    .lines()
+                    .find_map(|l| {
+                        l.to_ascii_lowercase()
+                            .strip_prefix("content-length: ")
+                            .map(|v| v.trim().parse().unwrap())
+                    })
+                    .unwrap_or(0);
+                if buffer.len() >= head_end + 4 + length {
+                    return text;
+                }
+            }
+        }
+    }
+}

@@ -3,12 +3,14 @@
 //! Domain modules never touch hyper types; they use this.
 
 use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, combinators::BoxBody};
 use hyper::HeaderMap;
 use serde_json::Value;
 
+use super::response::Response;
 use super::urlencoded::{decode_pairs, decode_path_segment};
 use crate::error::{ApiError, ApiResult};
 
@@ -39,6 +41,43 @@ pub(crate) async fn drain(body: &mut RequestBody, declared: Option<u64>) {
             }
         }
     }
+}
+
+pub(crate) type UnreadBody = Arc<Mutex<Option<RequestBody>>>;
+
+/// Most bytes of an unread body drained after answering, to keep the
+/// connection for the client's next request.
+const SETTLE_LIMIT: u64 = 1024 * 1024;
+
+/// After a handler answered without reading the body (an early 401, 404 or
+/// 400): read and drop a small remainder so the client can reuse the
+/// connection, or say `Connection: close` when it is too large to bother.
+pub(crate) async fn settle_unread(
+    unread: &UnreadBody,
+    declared: Option<u64>,
+    response: Response,
+) -> Response {
+    let body = unread.lock().unwrap_or_else(|p| p.into_inner()).take();
+    let Some(mut body) = body else {
+        return response;
+    };
+    if declared.is_some_and(|length| length > SETTLE_LIMIT) {
+        return response.header("connection", "close");
+    }
+    let mut read = 0u64;
+    while let Some(frame) = body.frame().await {
+        match frame.map(|f| f.into_data()) {
+            Ok(Ok(data)) => {
+                read += data.len() as u64;
+                if read > SETTLE_LIMIT {
+                    return response.header("connection", "close");
+                }
+            }
+            Ok(Err(_)) => {}
+            Err(_) => return response.header("connection", "close"),
+        }
+    }
+    response
 }
 
 /// HTTP methods the router knows; anything else can only ever be a 405.
@@ -88,7 +127,9 @@ pub struct Request {
     segments: Vec<String>,
     query: Vec<(String, String)>,
     headers: HeaderMap,
-    body: Option<RequestBody>,
+    /// Shared with [`App::handle`](crate::app::App::handle), which drains what
+    /// a handler left unread so the connection stays usable.
+    body: UnreadBody,
     params: Vec<(&'static str, String)>,
     remote: Option<SocketAddr>,
 }
@@ -118,7 +159,7 @@ impl Request {
             segments,
             query,
             headers,
-            body: Some(body),
+            body: Arc::new(Mutex::new(Some(body))),
             params: Vec::new(),
             remote,
         })
@@ -163,7 +204,12 @@ impl Request {
     }
 
     pub(crate) fn take_body(&mut self) -> Option<RequestBody> {
-        self.body.take()
+        self.body.lock().unwrap_or_else(|p| p.into_inner()).take()
+    }
+
+    /// The body as long as nobody has read it (see [`settle_unread`]).
+    pub(crate) fn unread_body(&self) -> UnreadBody {
+        self.body.clone()
     }
 
     pub(crate) fn set_params(&mut self, params: Vec<(&'static str, String)>) {
@@ -217,8 +263,7 @@ impl Request {
             .header("content-length")
             .and_then(|length| length.trim().parse::<u64>().ok());
         let mut body = self
-            .body
-            .take()
+            .take_body()
             .ok_or_else(|| ApiError::internal("request body read twice"))?;
         if declared.is_some_and(|length| length > limit as u64) {
             drain(&mut body, declared).await;
