@@ -13,8 +13,10 @@ pub const ADMIN_PASSWORD: &str = "admin-password-1";
 /// Low work factor so that tests do not spend their time in PBKDF2.
 pub const TEST_ITERATIONS: &str = "1000";
 
-pub fn binary() -> &'static str {
-    env!("CARGO_BIN_EXE_quayside")
+/// The binary under test: `QUAYSIDE_BIN` when set (bench/ runs the release
+/// build through the same tests), else the one cargo built for this run.
+pub fn binary() -> String {
+    std::env::var("QUAYSIDE_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_quayside").to_string())
 }
 
 /// A running server and the directory that holds its data file and log.
@@ -177,6 +179,20 @@ impl Server {
         headers: &[(&str, &str)],
         body: Option<&[u8]>,
     ) -> Reply {
+        self.try_request(method, path, key, headers, body)
+            .unwrap_or_else(|e| panic!("{method} {path} failed: {e}"))
+    }
+
+    /// Like [`Server::request`], but a failed exchange (the server died, the
+    /// connection was cut) is an `Err` instead of a panic.
+    pub fn try_request(
+        &self,
+        method: &str,
+        path: &str,
+        key: Option<&str>,
+        headers: &[(&str, &str)],
+        body: Option<&[u8]>,
+    ) -> Result<Reply, String> {
         let mut builder = ureq::http::Request::builder()
             .method(method)
             .uri(format!("{}{}", self.base, path));
@@ -192,7 +208,7 @@ impl Server {
                 .run(builder.body(bytes.to_vec()).expect("request")),
             None => self.agent.run(builder.body(()).expect("request")),
         };
-        let response = result.unwrap_or_else(|e| panic!("{method} {path} failed: {e}"));
+        let response = result.map_err(|e| e.to_string())?;
         let status = response.status().as_u16();
         let headers = response
             .headers()
@@ -204,11 +220,21 @@ impl Server {
             .with_config()
             .limit(512 * 1024 * 1024)
             .read_to_vec()
-            .expect("read body");
-        Reply {
+            .map_err(|e| e.to_string())?;
+        Ok(Reply {
             status,
             headers,
             body,
+        })
+    }
+
+    /// Kills the server with SIGKILL (no shutdown, no checkpoint), even while
+    /// other threads still hold this handle.
+    pub fn kill_by_pid(&self) {
+        if let Some(child) = &self.child {
+            let _ = Command::new("kill")
+                .args(["-KILL", &child.id().to_string()])
+                .status();
         }
     }
 

@@ -1,0 +1,288 @@
+//! Crash safety: concurrent writes (ports, jobs, quality results, uploads),
+//! SIGKILL at a random moment, restart on the same file, and every write that
+//! was acknowledged (2xx) must be there exactly as acknowledged, with
+//! `quayside check` passing. Repeated over many kill points.
+//!
+//! `QUAYSIDE_CRASH_POINTS` sets the number of kill points (default 20);
+//! `bench/crash` runs this against the release binary with more.
+
+mod common;
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use common::{Server, run_cli};
+use serde_json::{Value, json};
+
+const BOUNDARY: &str = "crashBoundary";
+
+/// Everything the server acknowledged, to be found again after each crash.
+#[derive(Default)]
+struct Acknowledged {
+    ports: HashMap<String, Value>,
+    jobs: HashMap<String, Value>,
+    quality: HashMap<String, Value>,
+    files: HashMap<String, Vec<u8>>,
+}
+
+/// A small deterministic generator, so a failing run can be replayed by seed.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+struct Ids {
+    workspace: String,
+    job: String,
+}
+
+fn setup(server: &Server, key: &str) -> Ids {
+    let org = server.post(
+        "/v2/organizations",
+        key,
+        &json!({"body": {"name": "Crash Co"}}),
+    );
+    let org = org.json()["id"].as_str().unwrap().to_string();
+    let ws = server.post(
+        "/workspaces",
+        key,
+        &json!({"parties": {"client": {"id": org}}}),
+    );
+    let workspace = ws.json()["id"].as_str().unwrap().to_string();
+    let job = server.post(&format!("/workspaces/{workspace}/jobs"), key, &json!({}));
+    let job = job.json()["id"].as_str().unwrap().to_string();
+    Ids { workspace, job }
+}
+
+/// One writer: keeps writing until told to stop or until the server is gone.
+fn writer(
+    server: Arc<Server>,
+    key: String,
+    ids: Arc<Ids>,
+    round: usize,
+    lane: usize,
+    stop: Arc<AtomicBool>,
+    acked: Arc<Mutex<Acknowledged>>,
+) {
+    let mut rng = Rng(0x5EED ^ ((round as u64) << 8) ^ lane as u64);
+    let mut n = 0;
+    while !stop.load(Ordering::Relaxed) {
+        n += 1;
+        let tag = format!("R{round}L{lane}N{n}");
+        let outcome = match rng.below(4) {
+            0 => {
+                let body = json!({"name": format!("Port {tag}"), "generalComments": format!("{}", rng.next())});
+                let reply = server.try_request(
+                    "PUT",
+                    &format!("/api/rest/1.0/ports/{tag}"),
+                    Some(&key),
+                    &[("Content-Type", "application/json")],
+                    Some(body.to_string().as_bytes()),
+                );
+                reply.map(|r| {
+                    if r.status == 201 {
+                        acked.lock().unwrap().ports.insert(tag.clone(), body);
+                    }
+                    r.status
+                })
+            }
+            1 => {
+                let body = json!({"xref": tag, "notes": format!("{}", rng.next()), "cargo": {"quantity": n}});
+                server
+                    .try_request(
+                        "POST",
+                        &format!("/workspaces/{}/jobs", ids.workspace),
+                        Some(&key),
+                        &[("Content-Type", "application/json")],
+                        Some(body.to_string().as_bytes()),
+                    )
+                    .map(|r| {
+                        if r.status == 201 {
+                            acked.lock().unwrap().jobs.insert(
+                                r.json()["id"].as_str().unwrap().to_string(),
+                                r.json()["body"].clone(),
+                            );
+                        }
+                        r.status
+                    })
+            }
+            2 => {
+                let body = json!({"status": "preliminary", "setNumber": n, "sample": {"location": tag},
+                    "test": {"xref": "DEN", "name": "Density"}, "method": {"name": "D4052"},
+                    "uom": {"name": "kg/m3"}, "result": format!("{}", rng.below(1000))});
+                server
+                    .try_request(
+                        "POST",
+                        &format!("/workspaces/{}/jobs/{}/quality", ids.workspace, ids.job),
+                        Some(&key),
+                        &[("Content-Type", "application/json")],
+                        Some(body.to_string().as_bytes()),
+                    )
+                    .map(|r| {
+                        if r.status == 201 {
+                            acked.lock().unwrap().quality.insert(
+                                r.json()["id"].as_str().unwrap().to_string(),
+                                r.json()["body"].clone(),
+                            );
+                        }
+                        r.status
+                    })
+            }
+            _ => {
+                let size = 1024 + rng.below(1_500_000) as usize;
+                let bytes: Vec<u8> = (0..size).map(|_| rng.next() as u8).collect();
+                let mut body = format!(
+                    "--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{tag}.bin\"\r\n\r\n"
+                )
+                .into_bytes();
+                body.extend_from_slice(&bytes);
+                body.extend_from_slice(format!("\r\n--{BOUNDARY}--\r\n").as_bytes());
+                server
+                    .try_request(
+                        "POST",
+                        &format!("/workspaces/{}/jobs/{}/files", ids.workspace, ids.job),
+                        Some(&key),
+                        &[(
+                            "Content-Type",
+                            &format!("multipart/form-data; boundary={BOUNDARY}"),
+                        )],
+                        Some(&body),
+                    )
+                    .map(|r| {
+                        if r.status == 201 {
+                            acked
+                                .lock()
+                                .unwrap()
+                                .files
+                                .insert(r.json()["id"].as_str().unwrap().to_string(), bytes);
+                        }
+                        r.status
+                    })
+            }
+        };
+        match outcome {
+            Ok(status) if status < 300 => {}
+            Ok(status) => panic!("a write answered {status} before the crash"),
+            // The server was killed under us: this write was not acknowledged.
+            Err(_) => return,
+        }
+    }
+}
+
+fn verify(server: &Server, key: &str, ids: &Ids, acked: &Acknowledged) -> usize {
+    for (code, body) in &acked.ports {
+        let got = server.get(&format!("/api/rest/1.0/ports/{code}"), key);
+        assert_eq!(got.status, 200, "acknowledged port {code} is missing");
+        assert_eq!(got.json()["name"], body["name"], "{code}");
+        assert_eq!(
+            got.json()["generalComments"],
+            body["generalComments"],
+            "{code}"
+        );
+    }
+    for (id, body) in &acked.jobs {
+        let got = server.get(&format!("/workspaces/{}/jobs/{id}", ids.workspace), key);
+        assert_eq!(got.status, 200, "acknowledged job {id} is missing");
+        assert_eq!(&got.json(), body, "job {id}");
+    }
+    for (id, body) in &acked.quality {
+        let got = server.get(
+            &format!(
+                "/workspaces/{}/jobs/{}/quality/{id}",
+                ids.workspace, ids.job
+            ),
+            key,
+        );
+        assert_eq!(
+            got.status, 200,
+            "acknowledged quality result {id} is missing"
+        );
+        assert_eq!(&got.json()[0]["body"], body, "quality {id}");
+    }
+    for (id, bytes) in &acked.files {
+        let got = server.get(
+            &format!(
+                "/workspaces/{}/jobs/{}/files/{id}/content",
+                ids.workspace, ids.job
+            ),
+            key,
+        );
+        assert_eq!(got.status, 200, "acknowledged file {id} is missing");
+        assert!(got.body == *bytes, "file {id} differs after the crash");
+    }
+    acked.ports.len() + acked.jobs.len() + acked.quality.len() + acked.files.len()
+}
+
+#[test]
+fn acknowledged_writes_survive_sigkill_at_random_moments() {
+    let points: usize = std::env::var("QUAYSIDE_CRASH_POINTS")
+        .ok()
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(20);
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("crash.db");
+    let acked = Arc::new(Mutex::new(Acknowledged::default()));
+    let mut rng = Rng(0xC0FFEE);
+    let mut ids = None;
+    let mut survived = 0;
+    for round in 0..points {
+        let server = Arc::new(Server::spawn(&data, &[]));
+        let key = server.admin_key();
+        if let Some(ids) = &ids {
+            verify(&server, &key, ids, &acked.lock().unwrap());
+            survived += 1;
+        }
+        let run_ids = Arc::new(match ids.take() {
+            Some(ids) => ids,
+            None => setup(&server, &key),
+        });
+        let stop = Arc::new(AtomicBool::new(false));
+        let lanes: Vec<_> = (0..4)
+            .map(|lane| {
+                let (server, key, ids, stop, acked) = (
+                    server.clone(),
+                    key.clone(),
+                    run_ids.clone(),
+                    stop.clone(),
+                    acked.clone(),
+                );
+                std::thread::spawn(move || writer(server, key, ids, round, lane, stop, acked))
+            })
+            .collect();
+        std::thread::sleep(Duration::from_millis(50 + rng.below(400)));
+        // SIGKILL while the writers are mid-flight.
+        server.kill_by_pid();
+        stop.store(true, Ordering::Relaxed);
+        for lane in lanes {
+            lane.join().unwrap();
+        }
+        drop(server);
+        ids = Some(Arc::try_unwrap(run_ids).unwrap_or_else(|_| panic!("ids still shared")));
+    }
+    let server = Server::spawn(&data, &[]);
+    let key = server.admin_key();
+    let total = verify(&server, &key, ids.as_ref().unwrap(), &acked.lock().unwrap());
+    survived += 1;
+    drop(server);
+    let check = run_cli(&data, &["check"], None);
+    assert!(
+        check.status.success(),
+        "{}",
+        String::from_utf8_lossy(&check.stdout)
+    );
+    eprintln!(
+        "crash safety: {survived} kill points survived, {total} acknowledged writes all present"
+    );
+}
