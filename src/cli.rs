@@ -83,6 +83,12 @@ struct ServeArgs {
     /// Read connections in the pool.
     #[arg(long, default_value_t = 8)]
     readers: u32,
+    /// Seconds a client may take to send its request headers.
+    #[arg(long, hide = true, default_value_t = 15)]
+    header_timeout_secs: u64,
+    /// Seconds to wait for the next piece of a request body before answering 408.
+    #[arg(long, hide = true, default_value_t = 30)]
+    body_timeout_secs: u64,
     /// Cap on the data file's pages (SQLite max_page_count), to test a full disk.
     #[arg(long, hide = true)]
     max_page_count: Option<u64>,
@@ -177,7 +183,11 @@ fn serve(data: &Path, args: ServeArgs) -> Result<(), String> {
                 async move { app.handle(req).await }
             },
             shutdown_signal(),
-            Duration::from_secs(args.shutdown_grace_secs),
+            crate::http::server::Limits {
+                header_timeout: Duration::from_secs(args.header_timeout_secs.max(1)),
+                grace: Duration::from_secs(args.shutdown_grace_secs),
+                body_timeout: Duration::from_secs(args.body_timeout_secs.max(1)),
+            },
         )
         .await;
         let closing = database.clone();

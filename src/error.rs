@@ -25,6 +25,8 @@ pub enum ApiError {
     NotFound(String),
     /// 405: the path exists but not with this method.
     MethodNotAllowed { allow: Vec<&'static str> },
+    /// 408: the client stopped sending its body.
+    RequestTimeout,
     /// 409: the request conflicts with what is stored.
     Conflict { code: &'static str, message: String },
     /// 413: the body is larger than the limit for this route.
@@ -94,6 +96,7 @@ impl ApiError {
             ApiError::Unauthorized(_) => 401,
             ApiError::NotFound(_) => 404,
             ApiError::MethodNotAllowed { .. } => 405,
+            ApiError::RequestTimeout => 408,
             ApiError::Conflict { .. } => 409,
             ApiError::PayloadTooLarge { .. } => 413,
             ApiError::UnsupportedMediaType(_) => 415,
@@ -111,6 +114,7 @@ impl ApiError {
             ApiError::Unauthorized(_) => "unauthorized",
             ApiError::NotFound(_) => "not_found",
             ApiError::MethodNotAllowed { .. } => "method_not_allowed",
+            ApiError::RequestTimeout => "request_timeout",
             ApiError::PayloadTooLarge { .. } => "payload_too_large",
             ApiError::UnsupportedMediaType(_) => "unsupported_media_type",
             ApiError::RangeNotSatisfiable { .. } => "range_not_satisfiable",
@@ -133,6 +137,9 @@ impl ApiError {
             | ApiError::Unavailable(m) => m.clone(),
             ApiError::MethodNotAllowed { allow } => {
                 format!("Method not allowed here; allowed: {}", allow.join(", "))
+            }
+            ApiError::RequestTimeout => {
+                "The request body stopped arriving; send it again in one go".into()
             }
             ApiError::PayloadTooLarge { limit } => {
                 format!("Request body is larger than the limit of {limit} bytes")

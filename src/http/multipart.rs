@@ -18,8 +18,38 @@ pub struct Part {
     limit: u64,
 }
 
+/// The body's bytes as a stream that fails with `TimedOut` when the client
+/// stops sending for longer than `timeout`.
+fn timed(
+    body: super::request::RequestBody,
+    timeout: std::time::Duration,
+) -> impl futures_util::Stream<Item = Result<Bytes, std::io::Error>> + Send + 'static {
+    futures_util::stream::unfold(Some(BodyDataStream::new(body)), move |state| async move {
+        let mut data = state?;
+        match tokio::time::timeout(timeout, futures_util::StreamExt::next(&mut data)).await {
+            Err(_) => Some((
+                Err(std::io::Error::new(
+                    std::io::ErrorKind::TimedOut,
+                    "the body stopped arriving",
+                )),
+                None,
+            )),
+            Ok(None) => None,
+            Ok(Some(Ok(bytes))) => Some((Ok(bytes), Some(data))),
+            Ok(Some(Err(err))) => Some((Err(std::io::Error::other(err)), None)),
+        }
+    })
+}
+
 fn map_error(err: multer::Error, limit: u64) -> ApiError {
     match err {
+        multer::Error::StreamReadFailed(cause)
+            if cause
+                .downcast_ref::<std::io::Error>()
+                .is_some_and(|e| e.kind() == std::io::ErrorKind::TimedOut) =>
+        {
+            ApiError::RequestTimeout
+        }
         multer::Error::FieldSizeExceeded { .. } | multer::Error::StreamSizeExceeded { .. } => {
             ApiError::PayloadTooLarge { limit }
         }
@@ -52,14 +82,11 @@ impl Request {
             super::request::drain(&mut body, declared).await;
             return Err(ApiError::PayloadTooLarge { limit });
         }
+        let body = timed(body, self.body_timeout());
         let constraints =
             multer::Constraints::new().size_limit(multer::SizeLimit::new().whole_stream(limit));
         Ok(Multipart {
-            inner: multer::Multipart::with_constraints(
-                BodyDataStream::new(body),
-                boundary,
-                constraints,
-            ),
+            inner: multer::Multipart::with_constraints(body, boundary, constraints),
             limit,
         })
     }

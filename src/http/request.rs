@@ -4,6 +4,7 @@
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, combinators::BoxBody};
@@ -33,7 +34,7 @@ pub(crate) async fn drain(body: &mut RequestBody, declared: Option<u64>) {
         return;
     }
     let mut discarded = 0u64;
-    while let Some(Ok(frame)) = body.frame().await {
+    while let Ok(Some(Ok(frame))) = tokio::time::timeout(DEFAULT_BODY_TIMEOUT, body.frame()).await {
         if let Ok(data) = frame.into_data() {
             discarded += data.len() as u64;
             if discarded > DRAIN_LIMIT {
@@ -65,7 +66,7 @@ pub(crate) async fn settle_unread(
         return response.header("connection", "close");
     }
     let mut read = 0u64;
-    while let Some(frame) = body.frame().await {
+    while let Ok(Some(frame)) = tokio::time::timeout(DEFAULT_BODY_TIMEOUT, body.frame()).await {
         match frame.map(|f| f.into_data()) {
             Ok(Ok(data)) => {
                 read += data.len() as u64;
@@ -132,7 +133,12 @@ pub struct Request {
     body: UnreadBody,
     params: Vec<(&'static str, String)>,
     remote: Option<SocketAddr>,
+    /// Longest wait for the next piece of the body.
+    body_timeout: Duration,
 }
+
+/// Longest wait for the next piece of a body, unless the server says otherwise.
+pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(30);
 
 impl Request {
     /// Builds a request from its parts. The path and query are decoded here, so a
@@ -143,6 +149,7 @@ impl Request {
         headers: HeaderMap,
         body: RequestBody,
         remote: Option<SocketAddr>,
+        body_timeout: Duration,
     ) -> ApiResult<Request> {
         let (path, query) = path_and_query
             .split_once('?')
@@ -162,6 +169,7 @@ impl Request {
             body: Arc::new(Mutex::new(Some(body))),
             params: Vec::new(),
             remote,
+            body_timeout,
         })
     }
 
@@ -183,7 +191,14 @@ impl Request {
         let body = Full::new(body.into())
             .map_err(|never| match never {})
             .boxed();
-        Request::new(Method::parse(method), path_and_query, map, body, None)
+        Request::new(
+            Method::parse(method),
+            path_and_query,
+            map,
+            body,
+            None,
+            DEFAULT_BODY_TIMEOUT,
+        )
     }
 
     pub fn method(&self) -> Method {
@@ -201,6 +216,10 @@ impl Request {
 
     pub fn remote(&self) -> Option<SocketAddr> {
         self.remote
+    }
+
+    pub(crate) fn body_timeout(&self) -> Duration {
+        self.body_timeout
     }
 
     pub(crate) fn take_body(&mut self) -> Option<RequestBody> {
@@ -270,7 +289,13 @@ impl Request {
             return Err(too_large);
         }
         let mut collected = bytes::BytesMut::new();
-        while let Some(frame) = body.frame().await {
+        loop {
+            let Some(frame) = tokio::time::timeout(self.body_timeout, body.frame())
+                .await
+                .map_err(|_| ApiError::RequestTimeout)?
+            else {
+                break;
+            };
             let frame = frame.map_err(|err| {
                 ApiError::bad_request(
                     "invalid_body",

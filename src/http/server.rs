@@ -18,16 +18,25 @@ use tokio::net::TcpListener;
 use super::request::{Method, Request};
 use super::response::{Response, ResponseBody};
 
-/// A client that has not sent its request headers in this time is dropped
-/// (defends against slow-loris connections).
-const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(15);
+/// How the listener treats connections.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// A client that has not sent its request headers in this time is dropped
+    /// (defends against slow-loris connections).
+    pub header_timeout: Duration,
+    /// On shutdown, how long requests in flight may take to finish.
+    pub grace: Duration,
+    /// Longest wait for the next piece of a request body (408 after it).
+    pub body_timeout: Duration,
+}
 
-/// Serves until `shutdown` resolves, then waits at most `grace` for requests in flight.
+/// Serves until `shutdown` resolves, then waits at most `limits.grace` for
+/// requests in flight.
 pub async fn serve<H, Fut>(
     listener: TcpListener,
     handler: H,
     shutdown: impl Future<Output = ()>,
-    grace: Duration,
+    limits: Limits,
 ) where
     H: Fn(Request) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Response> + Send + 'static,
@@ -37,7 +46,7 @@ pub async fn serve<H, Fut>(
     let mut builder = http1::Builder::new();
     builder
         .timer(TokioTimer::new())
-        .header_read_timeout(HEADER_READ_TIMEOUT)
+        .header_read_timeout(limits.header_timeout)
         .keep_alive(true);
     tokio::pin!(shutdown);
     loop {
@@ -55,9 +64,14 @@ pub async fn serve<H, Fut>(
         };
         let _ = stream.set_nodelay(true);
         let handler = handler.clone();
+        let body_timeout = limits.body_timeout;
         let service = service_fn(move |req: hyper::Request<Incoming>| {
             let handler = handler.clone();
-            async move { Ok::<_, std::convert::Infallible>(handle(&*handler, req, remote).await) }
+            async move {
+                Ok::<_, std::convert::Infallible>(
+                    handle(&*handler, req, remote, body_timeout).await,
+                )
+            }
         });
         let connection = graceful.watch(builder.serve_connection(TokioIo::new(stream), service));
         tokio::spawn(async move {
@@ -68,6 +82,7 @@ pub async fn serve<H, Fut>(
     }
     drop(listener);
     log::info!("stopped accepting; waiting for requests in flight");
+    let grace = limits.grace;
     if tokio::time::timeout(grace, graceful.shutdown())
         .await
         .is_err()
@@ -80,6 +95,7 @@ async fn handle<H, Fut>(
     handler: &H,
     req: hyper::Request<Incoming>,
     remote: SocketAddr,
+    body_timeout: Duration,
 ) -> hyper::Response<ResponseBody>
 where
     H: Fn(Request) -> Fut,
@@ -99,6 +115,7 @@ where
         parts.headers,
         body,
         Some(remote),
+        body_timeout,
     ) {
         Ok(request) => handler(request).await,
         Err(err) => Response::error(&err),
