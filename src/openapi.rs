@@ -4,7 +4,7 @@
 //! The document is built once, as a `serde_json::Value`, by small helpers
 //! rather than one long literal: an [`Op`] says what is particular to an
 //! operation (its success answers, bodies, query parameters, conflicts) and the
-//! statuses every operation of its sort can give (400, 401, 404, 413, 415, 500,
+//! statuses every operation of its sort can give (400, 401, 404, 408, 413, 415, 500,
 //! 503, 507) are added from what it takes. The schemas of the five document
 //! kinds are derived from their tables in `documents/kinds.rs`, so they follow
 //! validation. The tests at the end check the document against the route table
@@ -360,6 +360,10 @@ fn path_parameter(name: &str) -> (String, Value) {
                 .into(),
             json!({"type": "string", "pattern": "^[A-Za-z0-9._-]{1,64}$"}),
         ),
+        "file" => (
+            "A file of the browser console; another name is 404".into(),
+            one_of(&crate::console::files().collect::<Vec<_>>()),
+        ),
         "catalog" | "xtype" => (
             "A catalog of the workspace; `methods` and `timelogEvents` are aliases of \
              `testMethods` and `eventTypes`; another name is 404"
@@ -597,7 +601,7 @@ impl Op {
             }
         }
         if op.body.is_some() {
-            op = op.error(413, None).error(415, None);
+            op = op.error(408, None).error(413, None).error(415, None);
         }
         if op.uses_store {
             op = op.error(500, None);
@@ -688,6 +692,46 @@ fn service_paths(p: &mut Paths) {
                 "The OpenAPI 3.1 document of every route",
                 json!({"type": "object"}),
             ),
+    );
+    let if_none_match = || {
+        parameter(
+            "header",
+            "If-None-Match",
+            "The ETag of a copy held: 304 when it still matches",
+            string(),
+        )
+    };
+    let text = |media_types: &[&str]| {
+        Value::Object(
+            media_types
+                .iter()
+                .map(|m| (m.to_string(), json!({"schema": {"type": "string"}})))
+                .collect(),
+        )
+    };
+    p.add(
+        "/",
+        Op::new(Get, SERVICE, "The browser console's page")
+            .public()
+            .without_store()
+            .parameters([if_none_match()])
+            .answer(200, "The console (HTML)", text(&["text/html"]), &["ETag"])
+            .answer(304, "Not modified: the ETag matches", json!({}), &["ETag"]),
+    );
+    p.add(
+        "/console/{file}",
+        Op::new(Get, SERVICE, "A file of the browser console")
+            .public()
+            .without_store()
+            .parameters([if_none_match()])
+            .answer(
+                200,
+                "The file",
+                text(&["text/javascript", "text/css", "text/html"]),
+                &["ETag"],
+            )
+            .answer(304, "Not modified: the ETag matches", json!({}), &["ETag"])
+            .error(404, Some("Not one of the console's files")),
     );
 }
 
@@ -1288,6 +1332,11 @@ const ERRORS: &[(u16, &str, &str)] = &[
         404,
         "NotFound",
         "No such record, or one the caller's tenant may not see (`not_found`)",
+    ),
+    (
+        408,
+        "RequestTimeout",
+        "The request body stopped arriving (`request_timeout`)",
     ),
     (409, "Conflict", "The request conflicts with what is stored"),
     (
