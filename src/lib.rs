@@ -7,6 +7,7 @@ pub mod auth;
 pub mod catalogs;
 pub mod cli;
 pub mod clock;
+pub mod console;
 pub mod db;
 pub mod documents;
 pub mod envelope;

@@ -18,6 +18,8 @@ pub fn table() -> Router<Endpoint> {
 
     r.add(Get, "/healthz", public(health));
     r.add(Get, "/openapi.json", public(crate::openapi::serve));
+    r.add(Get, "/", public(crate::console::index));
+    r.add(Get, "/console/{file}", public(crate::console::asset));
 
     // Location catalog service (location-catalog-service.md).
     r.add(

@@ -515,7 +515,7 @@ fn named_hostile_requests_get_clear_4xx_answers() {
     );
 
     // Headers sent slowly but within the limit are fine.
-    let slow = format!("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    let slow = "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
     let answer = raw(&server, slow.as_bytes(), Some(10));
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
 
