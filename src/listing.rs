@@ -275,6 +275,33 @@ impl ListQuery {
     }
 }
 
+/// Runs a list: the count of every match (for `X-Total-Count`) and the page
+/// the query asks for, both under the same conditions. `select` is the
+/// statement up to and including its FROM clause; `from` is that FROM clause
+/// alone; `condition` and `params` are the resource's own conditions.
+pub fn fetch_page<T>(
+    conn: &rusqlite::Connection,
+    select: &str,
+    from: &str,
+    condition: &str,
+    mut params: Vec<SqlValue>,
+    query: &ListQuery,
+    map: impl FnMut(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
+) -> rusqlite::Result<(i64, Vec<T>)> {
+    let sql = query.to_sql();
+    let condition = format!("{condition}{}", sql.filter);
+    params.extend(sql.filter_params);
+    let total: i64 = conn
+        .prepare_cached(&format!("SELECT count(*) {from} WHERE {condition}"))?
+        .query_row(rusqlite::params_from_iter(params.iter()), |row| row.get(0))?;
+    params.extend(sql.tail_params);
+    let rows = conn
+        .prepare_cached(&format!("{select} WHERE {condition}{}", sql.tail))?
+        .query_map(rusqlite::params_from_iter(params.iter()), map)?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok((total, rows))
+}
+
 /// A fixed set of column-backed fields, for resources that are not JSON bodies.
 pub struct ColumnFields(pub &'static [(&'static str, &'static str, FieldType)]);
 

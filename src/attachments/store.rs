@@ -1,14 +1,16 @@
 //! SQL for attachment records (their bytes are in `db::blobs`).
 
 use rusqlite::types::Value as SqlValue;
-use rusqlite::{Connection, OptionalExtension, params, params_from_iter};
+use rusqlite::{Connection, OptionalExtension, params};
 
 use super::Attachment;
-use crate::listing::ListQuery;
+use crate::listing::{ListQuery, fetch_page};
 
 const SELECT: &str = "SELECT a.id AS id, a.workspace_id, a.document_id, a.blob_id, a.caption, a.format, \
     b.size, b.sha256, a.client_reference_number, a.vendor_reference_number, a.description, \
-    a.created_at AS created_at, a.updated_at AS updated_at FROM attachments a JOIN blobs b ON b.id = a.blob_id";
+    a.created_at AS created_at, a.updated_at AS updated_at \
+    FROM attachments a JOIN blobs b ON b.id = a.blob_id";
+const FROM: &str = "FROM attachments a JOIN blobs b ON b.id = a.blob_id";
 
 fn from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Attachment> {
     Ok(Attachment {
@@ -68,19 +70,14 @@ pub fn list(
     document: &str,
     query: &ListQuery,
 ) -> rusqlite::Result<(i64, Vec<Attachment>)> {
-    let sql = query.to_sql();
-    let condition = format!("a.document_id = ?{}", sql.filter);
-    let mut params = vec![SqlValue::Text(document.to_string())];
-    params.extend(sql.filter_params);
-    let total: i64 = conn
-        .prepare_cached(&format!(
-            "SELECT count(*) FROM attachments a JOIN blobs b ON b.id = a.blob_id WHERE {condition}"
-        ))?
-        .query_row(params_from_iter(params.iter()), |row| row.get(0))?;
-    params.extend(sql.tail_params);
-    let rows = conn
-        .prepare_cached(&format!("{SELECT} WHERE {condition}{}", sql.tail))?
-        .query_map(params_from_iter(params.iter()), from_row)?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
-    Ok((total, rows))
+    let params = vec![SqlValue::Text(document.to_string())];
+    fetch_page(
+        conn,
+        SELECT,
+        FROM,
+        "a.document_id = ?",
+        params,
+        query,
+        from_row,
+    )
 }

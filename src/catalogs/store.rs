@@ -2,12 +2,12 @@
 //! documents (find by id, xref or name; create when missing).
 
 use rusqlite::types::Value as SqlValue;
-use rusqlite::{Connection, OptionalExtension, params, params_from_iter};
+use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::Value;
 
 use super::{CatalogItem, CatalogName};
 use crate::error::{ApiError, ApiResult};
-use crate::listing::ListQuery;
+use crate::listing::{ListQuery, fetch_page};
 use crate::validate::{kind_of, optional_string, unknown_field};
 
 const COLUMNS: &str = "id, workspace_id, catalog, name, xref, owner_party, created_at, updated_at";
@@ -158,27 +158,21 @@ pub fn list(
     catalog: CatalogName,
     query: &ListQuery,
 ) -> rusqlite::Result<(i64, Vec<CatalogItem>)> {
-    let sql = query.to_sql();
-    let condition = format!("workspace_id = ? AND catalog = ?{}", sql.filter);
-    let mut params = vec![
+    let params = vec![
         SqlValue::Text(workspace.to_string()),
         SqlValue::Text(catalog.key().to_string()),
     ];
-    params.extend(sql.filter_params);
-    let total: i64 = conn
-        .prepare_cached(&format!(
-            "SELECT count(*) FROM catalog_items WHERE {condition}"
-        ))?
-        .query_row(params_from_iter(params.iter()), |row| row.get(0))?;
-    params.extend(sql.tail_params);
-    let rows = conn
-        .prepare_cached(&format!(
-            "SELECT {COLUMNS} FROM catalog_items WHERE {condition}{}",
-            sql.tail
-        ))?
-        .query_map(params_from_iter(params.iter()), from_row)?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
-    Ok((total, rows))
+    let select = format!("SELECT {COLUMNS} FROM catalog_items");
+    let condition = "workspace_id = ? AND catalog = ?";
+    fetch_page(
+        conn,
+        &select,
+        "FROM catalog_items",
+        condition,
+        params,
+        query,
+        from_row,
+    )
 }
 
 /// Where a document's catalog references are resolved: its workspace, the

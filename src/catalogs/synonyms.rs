@@ -3,11 +3,11 @@
 //! the order in which it was made.
 
 use rusqlite::types::Value as SqlValue;
-use rusqlite::{Connection, OptionalExtension, params, params_from_iter};
+use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::{Value, json};
 
 use crate::envelope;
-use crate::listing::{Generation, ListQuery};
+use crate::listing::{Generation, ListQuery, fetch_page};
 
 pub const ENTITY_TYPE: &str = "svc.hub.synonym";
 
@@ -113,8 +113,7 @@ pub fn list(
     scope: &Scope<'_>,
     query: &ListQuery,
 ) -> rusqlite::Result<(i64, Vec<Synonym>)> {
-    let sql = query.to_sql();
-    let (mut condition, mut params) = match scope {
+    let (condition, params) = match scope {
         Scope::Workspace { workspace, catalog } => {
             let mut params = vec![SqlValue::Text(workspace.to_string())];
             let mut condition = String::from("workspace_id = ?");
@@ -133,18 +132,14 @@ pub fn list(
             ],
         ),
     };
-    condition.push_str(&sql.filter);
-    params.extend(sql.filter_params);
-    let total: i64 = conn
-        .prepare_cached(&format!("SELECT count(*) FROM synonyms WHERE {condition}"))?
-        .query_row(params_from_iter(params.iter()), |row| row.get(0))?;
-    params.extend(sql.tail_params);
-    let rows = conn
-        .prepare_cached(&format!(
-            "SELECT {COLUMNS} FROM synonyms WHERE {condition}{}",
-            sql.tail
-        ))?
-        .query_map(params_from_iter(params.iter()), from_row)?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
-    Ok((total, rows))
+    let select = format!("SELECT {COLUMNS} FROM synonyms");
+    fetch_page(
+        conn,
+        &select,
+        "FROM synonyms",
+        &condition,
+        params,
+        query,
+        from_row,
+    )
 }

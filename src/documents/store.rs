@@ -1,13 +1,13 @@
 //! SQL for documents.
 
 use rusqlite::types::Value as SqlValue;
-use rusqlite::{Connection, OptionalExtension, params, params_from_iter};
+use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::{Map, Value};
 
 use super::kinds::{self, Kind, Type};
 use super::{Document, schema};
 use crate::error::ApiResult;
-use crate::listing::{FieldSql, FieldType, Fields, ListQuery};
+use crate::listing::{FieldSql, FieldType, Fields, ListQuery, fetch_page};
 
 const COLUMNS: &str = "id, workspace_id, kind, job_id, body, created_at, updated_at";
 
@@ -146,29 +146,22 @@ pub fn list(
     job: Option<&str>,
     query: &ListQuery,
 ) -> rusqlite::Result<(i64, Vec<Document>)> {
-    let sql = query.to_sql();
-    let condition = format!(
-        "workspace_id = ? AND kind = ? AND job_id IS ?{}",
-        sql.filter
-    );
-    let mut params = vec![
+    let params = vec![
         SqlValue::Text(workspace.to_string()),
         SqlValue::Text(kind.key.to_string()),
         job.map_or(SqlValue::Null, |j| SqlValue::Text(j.to_string())),
     ];
-    params.extend(sql.filter_params);
-    let total: i64 = conn
-        .prepare_cached(&format!("SELECT count(*) FROM documents WHERE {condition}"))?
-        .query_row(params_from_iter(params.iter()), |row| row.get(0))?;
-    params.extend(sql.tail_params);
-    let rows = conn
-        .prepare_cached(&format!(
-            "SELECT {COLUMNS} FROM documents WHERE {condition}{}",
-            sql.tail
-        ))?
-        .query_map(params_from_iter(params.iter()), from_row)?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
-    Ok((total, rows))
+    let select = format!("SELECT {COLUMNS} FROM documents");
+    let condition = "workspace_id = ? AND kind = ? AND job_id IS ?";
+    fetch_page(
+        conn,
+        &select,
+        "FROM documents",
+        condition,
+        params,
+        query,
+        from_row,
+    )
 }
 
 /// The body fields of a kind that lists can filter and sort on: every scalar

@@ -1,11 +1,11 @@
 //! SQL for the organization registry.
 
 use rusqlite::types::Value as SqlValue;
-use rusqlite::{Connection, OptionalExtension, params, params_from_iter};
+use rusqlite::{Connection, OptionalExtension, params};
 
 use super::Organization;
 use crate::error::{ApiError, ApiResult};
-use crate::listing::ListQuery;
+use crate::listing::{ListQuery, fetch_page};
 
 const COLUMNS: &str = "id, name, audience, category, created_at, updated_at";
 
@@ -120,7 +120,6 @@ pub fn list(
     filter: &OrganizationFilter,
     query: &ListQuery,
 ) -> rusqlite::Result<(i64, Vec<Organization>)> {
-    let sql = query.to_sql();
     let mut condition = String::from("1 = 1");
     let mut params: Vec<SqlValue> = Vec::new();
     if let Some(name) = &filter.name {
@@ -135,20 +134,14 @@ pub fn list(
         Some(None) => condition.push_str(" AND category IS NULL"),
         None => {}
     }
-    condition.push_str(&sql.filter);
-    params.extend(sql.filter_params);
-    let total: i64 = conn
-        .prepare_cached(&format!(
-            "SELECT count(*) FROM organizations WHERE {condition}"
-        ))?
-        .query_row(params_from_iter(params.iter()), |row| row.get(0))?;
-    params.extend(sql.tail_params);
-    let rows = conn
-        .prepare_cached(&format!(
-            "SELECT {COLUMNS} FROM organizations WHERE {condition}{}",
-            sql.tail
-        ))?
-        .query_map(params_from_iter(params.iter()), from_row)?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
-    Ok((total, rows))
+    let select = format!("SELECT {COLUMNS} FROM organizations");
+    fetch_page(
+        conn,
+        &select,
+        "FROM organizations",
+        &condition,
+        params,
+        query,
+        from_row,
+    )
 }

@@ -1,12 +1,12 @@
 //! SQL for workspaces.
 
 use rusqlite::types::Value as SqlValue;
-use rusqlite::{Connection, OptionalExtension, params, params_from_iter};
+use rusqlite::{Connection, OptionalExtension, params};
 
 use super::{Party, Workspace};
 use crate::auth::Principal;
 use crate::error::{ApiError, ApiResult};
-use crate::listing::ListQuery;
+use crate::listing::{ListQuery, fetch_page};
 
 const SELECT: &str = "SELECT w.id, w.description, w.client_id, w.client_xref, w.vendor_id, \
     w.vendor_xref, w.created_at, w.updated_at, \
@@ -91,7 +91,6 @@ pub fn list(
     user: &Principal,
     query: &ListQuery,
 ) -> rusqlite::Result<(i64, Vec<Workspace>)> {
-    let sql = query.to_sql();
     let mut params: Vec<SqlValue> = Vec::new();
     let mut condition = String::from("1 = 1");
     if !user.is_admin {
@@ -101,17 +100,13 @@ pub fn list(
         );
         params.push(SqlValue::Text(user.tenant.clone()));
     }
-    condition.push_str(&sql.filter);
-    params.extend(sql.filter_params);
-    let total: i64 = conn
-        .prepare_cached(&format!(
-            "SELECT count(*) FROM workspaces w WHERE {condition}"
-        ))?
-        .query_row(params_from_iter(params.iter()), |row| row.get(0))?;
-    params.extend(sql.tail_params);
-    let rows = conn
-        .prepare_cached(&format!("{SELECT} WHERE {condition}{}", sql.tail))?
-        .query_map(params_from_iter(params.iter()), from_row)?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
-    Ok((total, rows))
+    fetch_page(
+        conn,
+        SELECT,
+        "FROM workspaces w",
+        &condition,
+        params,
+        query,
+        from_row,
+    )
 }
