@@ -160,9 +160,13 @@ fn serve(data: &Path, args: ServeArgs) -> Result<(), String> {
         max_upload_bytes: args.max_upload_mb.max(1) * 1024 * 1024,
     };
     ensure_first_admin(data, settings.pbkdf2_iterations)?;
+    limit_malloc_arenas();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .thread_name("quayside-worker")
+        // SQLite calls are short; a bounded pool keeps memory (thread stacks,
+        // allocator arenas) from growing with a burst of concurrent requests.
+        .max_blocking_threads(32)
         .build()
         .map_err(|e| format!("cannot start the runtime: {e}"))?;
     runtime.block_on(async {
@@ -197,6 +201,24 @@ fn serve(data: &Path, args: ServeArgs) -> Result<(), String> {
         log::info!("stopped cleanly; {} is complete", data.display());
         Ok(())
     })
+}
+
+/// glibc gives every thread that allocates its own arena (up to 8 per core),
+/// and freed memory stays in them; two arenas keep the server's footprint flat
+/// under many concurrent requests at no measurable cost here.
+fn limit_malloc_arenas() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        const M_ARENA_MAX: i32 = -8;
+        unsafe extern "C" {
+            fn mallopt(param: i32, value: i32) -> i32;
+        }
+        // SAFETY: mallopt only adjusts allocator settings; called once, before
+        // any other thread exists.
+        unsafe {
+            mallopt(M_ARENA_MAX, 2);
+        }
+    }
 }
 
 async fn shutdown_signal() {

@@ -22,9 +22,9 @@ use crate::error::{ApiError, ApiResult};
 /// Bytes per stored chunk row.
 pub const CHUNK_SIZE: usize = 1024 * 1024;
 /// Bytes per piece sent to a downloading client.
-const PIECE_SIZE: u64 = 256 * 1024;
+const PIECE_SIZE: u64 = 128 * 1024;
 /// Pieces read ahead of the client.
-const READ_AHEAD: usize = 4;
+const READ_AHEAD: usize = 2;
 
 /// A blob whose bytes are all stored, not yet marked complete.
 #[derive(Clone, Debug)]

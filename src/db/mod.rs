@@ -86,7 +86,11 @@ impl Db {
             .with_flags(OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
             .with_init(|c| {
                 c.busy_timeout(BUSY_TIMEOUT)?;
-                c.execute_batch("PRAGMA foreign_keys = ON; PRAGMA temp_store = MEMORY;")
+                // A modest page cache per reader: the OS caches the file too, and
+                // eight large caches would dominate the server's memory.
+                c.execute_batch(
+                    "PRAGMA foreign_keys = ON; PRAGMA temp_store = MEMORY; PRAGMA cache_size = -1024;",
+                )
             });
         let pool = r2d2::Pool::builder()
             .max_size(readers)
@@ -113,10 +117,10 @@ impl Db {
         let pool = self.readers.clone();
         let task = tokio::task::spawn_blocking(move || {
             let conn = pool.get()?;
-            conn.execute_batch("BEGIN DEFERRED")?;
+            conn.prepare_cached("BEGIN DEFERRED")?.execute([])?;
             let result = f(&conn);
             // A read transaction has nothing to keep: end it whatever happened.
-            let _ = conn.execute_batch("COMMIT");
+            let _ = conn.prepare_cached("COMMIT").and_then(|mut s| s.execute([]));
             result
         });
         async move {
