@@ -120,7 +120,9 @@ impl Db {
             conn.prepare_cached("BEGIN DEFERRED")?.execute([])?;
             let result = f(&conn);
             // A read transaction has nothing to keep: end it whatever happened.
-            let _ = conn.prepare_cached("COMMIT").and_then(|mut s| s.execute([]));
+            let _ = conn
+                .prepare_cached("COMMIT")
+                .and_then(|mut s| s.execute([]));
             result
         });
         async move {
