@@ -85,8 +85,8 @@ pub fn parse(
         }
         seen.push(n);
         match n {
-            "limit" => query.limit = Some(parse_count(n, value, 0, MAX_LIMIT)?),
-            "offset" => query.offset = parse_count(n, value, 0, i64::MAX)?,
+            "limit" => query.limit = Some(whole_number_param(n, value, 0, MAX_LIMIT)?),
+            "offset" => query.offset = whole_number_param(n, value, 0, i64::MAX)?,
             "sort" => {
                 sort_given = true;
                 query.sort = parse_sort(value, fields)?;
@@ -132,7 +132,9 @@ fn unknown_parameter(name: &str, fields: &dyn Fields) -> ApiError {
     )
 }
 
-fn parse_count(name: &str, value: &str, min: i64, max: i64) -> ApiResult<i64> {
+/// A query parameter that must be a whole number in `min..=max` (shared with
+/// the location search's `page` and `resultsPerPage`).
+pub fn whole_number_param(name: &str, value: &str, min: i64, max: i64) -> ApiResult<i64> {
     match value.trim().parse::<i64>() {
         Ok(n) if (min..=max).contains(&n) => Ok(n),
         _ if max == i64::MAX => Err(ApiError::invalid_query(

@@ -267,6 +267,21 @@ pub fn link(
     Ok((true, link))
 }
 
+/// Removes the link between two records (404 when there is none); answers
+/// the link as it was. Shared with the v2 path.
+fn unlink(
+    conn: &Connection,
+    ws: &Workspace,
+    catalog: CatalogName,
+    base: &str,
+    linked: &str,
+) -> ApiResult<Synonym> {
+    let base = load_item(conn, ws, catalog, base)?;
+    let link = synonyms::find(conn, &base.id, linked)?.ok_or_else(not_linked)?;
+    synonyms::delete(conn, &link.id)?;
+    Ok(link)
+}
+
 fn not_linked() -> ApiError {
     ApiError::not_found("These two records are not linked as synonyms")
 }
@@ -327,9 +342,7 @@ pub async fn remove_synonym(ctx: Ctx) -> ApiResult<Response> {
         .db
         .write(move |conn| {
             let (ws, catalog) = locate(conn, &user, &path.workspace, &path.catalog)?;
-            let base = load_item(conn, &ws, catalog, &base)?;
-            let link = synonyms::find(conn, &base.id, &linked)?.ok_or_else(not_linked)?;
-            synonyms::delete(conn, &link.id)?;
+            unlink(conn, &ws, catalog, &base, &linked)?;
             load_item(conn, &ws, catalog, &linked)
         })
         .await?;
@@ -446,10 +459,7 @@ pub async fn v2_unlink(ctx: Ctx) -> ApiResult<Response> {
         .db
         .write(move |conn| {
             let (ws, catalog) = locate(conn, &user, &path.workspace, &path.xtype)?;
-            let base = load_item(conn, &ws, catalog, &path.record)?;
-            let link = synonyms::find(conn, &base.id, &linked)?.ok_or_else(not_linked)?;
-            synonyms::delete(conn, &link.id)?;
-            Ok(link)
+            unlink(conn, &ws, catalog, &path.record, &linked)
         })
         .await?;
     Ok(Response::json(200, &link.render(Generation::V2)))

@@ -7,6 +7,7 @@ use serde_json::Value;
 use super::countries;
 use crate::clock;
 use crate::error::{ApiError, ApiResult};
+use crate::listing::whole_number_param;
 use crate::validate::{
     object, optional_enum, optional_integer, optional_number_below, optional_string,
     required_string, unknown_field,
@@ -313,8 +314,10 @@ impl SearchQuery {
             }
             seen.push(n);
             match n {
-                "page" => q.page = parse_int(n, value, 1, i64::MAX)?,
-                "resultsPerPage" => q.results_per_page = parse_int(n, value, 1, MAX_PAGE_SIZE)?,
+                "page" => q.page = whole_number_param(n, value, 1, i64::MAX)?,
+                "resultsPerPage" => {
+                    q.results_per_page = whole_number_param(n, value, 1, MAX_PAGE_SIZE)?
+                }
                 "dateModifiedFrom" => q.modified_from_ms = Some(parse_date(n, value)?),
                 "dateModifiedTo" => q.modified_to_ms = Some(parse_date(n, value)?),
                 "clientCodes" => q.client_codes = Some(parse_client_codes(value)?),
@@ -359,20 +362,6 @@ impl SearchQuery {
             return Err(ApiError::invalid_query("page", "`page` is too large"));
         }
         Ok(q)
-    }
-}
-
-fn parse_int(name: &str, value: &str, min: i64, max: i64) -> ApiResult<i64> {
-    match value.trim().parse::<i64>() {
-        Ok(n) if (min..=max).contains(&n) => Ok(n),
-        _ if max == i64::MAX => Err(ApiError::invalid_query(
-            name,
-            format!("`{name}` must be a whole number of at least {min} (got \"{value}\")"),
-        )),
-        _ => Err(ApiError::invalid_query(
-            name,
-            format!("`{name}` must be a whole number from {min} to {max} (got \"{value}\")"),
-        )),
     }
 }
 
