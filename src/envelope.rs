@@ -6,6 +6,7 @@ use serde_json::{Value, json};
 
 use crate::clock;
 use crate::error::{ApiError, ApiResult};
+use crate::listing::Generation;
 
 /// `{id, body}`.
 pub fn older(id: &str, body: Value) -> Value {
@@ -21,6 +22,22 @@ pub fn v2(entity_type: &str, id: &str, body: Value, created_at: i64, updated_at:
         "created_at": clock::format_ms(created_at),
         "updated_at": clock::format_ms(updated_at),
     })
+}
+
+/// The envelope of a generation: `{id, body}` on the older paths, the v2
+/// entity envelope on `/v2`.
+pub fn for_generation(
+    generation: Generation,
+    entity_type: &str,
+    id: &str,
+    body: Value,
+    created_at: i64,
+    updated_at: i64,
+) -> Value {
+    match generation {
+        Generation::Older => older(id, body),
+        Generation::V2 => v2(entity_type, id, body, created_at, updated_at),
+    }
 }
 
 /// How a v2 request body arrives.

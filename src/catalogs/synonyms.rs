@@ -28,16 +28,14 @@ impl Synonym {
     }
 
     pub fn render(&self, generation: Generation) -> Value {
-        match generation {
-            Generation::Older => envelope::older(&self.id, self.body()),
-            Generation::V2 => envelope::v2(
-                ENTITY_TYPE,
-                &self.id,
-                self.body(),
-                self.created_at,
-                self.updated_at,
-            ),
-        }
+        envelope::for_generation(
+            generation,
+            ENTITY_TYPE,
+            &self.id,
+            self.body(),
+            self.created_at,
+            self.updated_at,
+        )
     }
 
     /// The record at the other end of the link from `item`.
