@@ -7,8 +7,13 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::auth::{self, Principal, lockout::Lockout};
+use bytes::Bytes;
+use rusqlite::Connection;
+
+use crate::auth::{self, Principal, SessionGuard, cache::SessionCache, lockout::Lockout};
 use crate::db::Db;
+use crate::db::cache::ReadCache;
+use crate::db::changes::Stamp;
 use crate::error::{ApiError, ApiResult};
 use crate::http::request::settle_unread;
 use crate::http::{Request, Response, Router};
@@ -55,10 +60,15 @@ pub struct Endpoint {
 }
 
 /// What a handler receives: the application, the request, and who it acts for.
+///
+/// Handlers reach the store through [`Ctx::read`] and [`Ctx::write`]: when the
+/// caller's session came from the cache after the store changed, those calls
+/// confirm it first, inside the same transaction (one hop, not two).
 pub struct Ctx {
     pub app: Arc<App>,
     pub req: Request,
     principal: Option<Principal>,
+    guard: Option<SessionGuard>,
 }
 
 impl Ctx {
@@ -68,12 +78,79 @@ impl Ctx {
             .as_ref()
             .ok_or_else(|| ApiError::Unauthorized("A session key is required".into()))
     }
+
+    /// Runs `f` in one read transaction (see [`Db::read`]).
+    pub fn read<T, F>(&self, f: F) -> impl Future<Output = ApiResult<T>> + Send + 'static
+    where
+        F: FnOnce(&Connection) -> ApiResult<T> + Send + 'static,
+        T: Send + 'static,
+    {
+        let read = self.read_at(move |conn| f(conn));
+        async move { Ok(read.await?.1) }
+    }
+
+    /// [`Ctx::read`], also answering the position the read began at, under
+    /// which its answer may be kept with [`Ctx::remember`].
+    pub fn read_at<T, F>(
+        &self,
+        f: F,
+    ) -> impl Future<Output = ApiResult<(Option<Stamp>, T)>> + Send + 'static
+    where
+        F: FnOnce(&Connection) -> ApiResult<T> + Send + 'static,
+        T: Send + 'static,
+    {
+        let guard = self.pending_guard();
+        self.app.db.read_at(move |conn, read_at| {
+            if let Some(guard) = &guard {
+                guard.confirm(conn, read_at)?;
+            }
+            f(conn)
+        })
+    }
+
+    /// Runs `f` through the single writer (see [`Db::write`]).
+    pub fn write<T, F>(&self, f: F) -> impl Future<Output = ApiResult<T>> + Send + 'static
+    where
+        F: FnOnce(&Connection) -> ApiResult<T> + Send + 'static,
+        T: Send + 'static,
+    {
+        let guard = self.pending_guard();
+        self.app.db.write(move |conn| {
+            if let Some(guard) = &guard {
+                guard.confirm(conn, None)?;
+            }
+            f(conn)
+        })
+    }
+
+    /// A rendered answer kept by [`Ctx::remember`], if nothing has been
+    /// committed since. Only for a caller whose session needs no confirming.
+    pub fn cached(&self, key: &str) -> Option<Bytes> {
+        if self.pending_guard().is_some() {
+            return None;
+        }
+        self.app.reads.get(self.app.db.stamp(), key)
+    }
+
+    /// Keeps a rendered answer read at `read_at`. Only for answers that are the
+    /// same for every caller allowed to ask (the location catalogs).
+    pub fn remember(&self, read_at: Option<Stamp>, key: String, value: Bytes) {
+        self.app.reads.insert(read_at, key, value);
+    }
+
+    fn pending_guard(&self) -> Option<SessionGuard> {
+        self.guard.as_ref().filter(|g| !g.passed()).cloned()
+    }
 }
 
 pub struct App {
     pub db: Db,
     pub settings: Settings,
     pub lockout: Lockout,
+    /// Sessions recently seen (see [`auth::cache`]).
+    pub sessions: Arc<SessionCache>,
+    /// Rendered answers kept until the next commit (see [`crate::db::cache`]).
+    pub reads: ReadCache,
     router: Router<Endpoint>,
 }
 
@@ -83,6 +160,8 @@ impl App {
             db,
             settings,
             lockout: Lockout::default(),
+            sessions: Arc::default(),
+            reads: ReadCache::new(crate::db::cache::DEFAULT_BUDGET_BYTES),
             router: crate::routes::table(),
         })
     }
@@ -109,10 +188,13 @@ impl App {
         };
         req.set_params(matched.params);
         let endpoint = &matched.route.target;
-        let principal = match endpoint.access {
-            Access::Public => None,
+        let (principal, guard) = match endpoint.access {
+            Access::Public => (None, None),
             Access::Session => match auth::authenticate(self, &req).await {
-                Ok(principal) => Some(principal),
+                Ok(found) => (
+                    Some(found.principal),
+                    found.recheck.map(|hash| SessionGuard::new(self, hash)),
+                ),
                 Err(err) => return Response::error(&err),
             },
         };
@@ -120,8 +202,22 @@ impl App {
             app: self.clone(),
             req,
             principal,
+            guard: guard.clone(),
         };
-        match (endpoint.handler)(ctx).await {
+        let answer = (endpoint.handler)(ctx).await;
+        // A handler that never reached the store has not confirmed a session
+        // taken from a stale cache: confirm it before anything is answered.
+        if let Some(guard) = guard.filter(|g| !g.passed()) {
+            let confirm = guard.clone();
+            if let Err(err) = self
+                .db
+                .read_at(move |conn, at| confirm.confirm(conn, at))
+                .await
+            {
+                return Response::error(&err);
+            }
+        }
+        match answer {
             Ok(response) => response,
             Err(err) => Response::error(&err),
         }

@@ -118,8 +118,6 @@ pub async fn list(ctx: Ctx, view: View) -> ApiResult<Response> {
     let query = listing::parse(ctx.req.query_pairs(), view.generation(), &FIELDS, &[])?;
     let target = target(&ctx, view);
     let (total, items) = ctx
-        .app
-        .db
         .read(move |conn| {
             let doc = locate(conn, &user, view, &target)?;
             Ok(store::list(conn, &doc.id, &query)?)
@@ -193,9 +191,7 @@ pub async fn upload(mut ctx: Ctx, view: View) -> ApiResult<Response> {
     // Fail fast, before reading any bytes, when the document is not there.
     {
         let (user, target) = (user.clone(), target_clone(&target));
-        ctx.app
-            .db
-            .read(move |conn| locate(conn, &user, view, &target).map(|_| ()))
+        ctx.read(move |conn| locate(conn, &user, view, &target).map(|_| ()))
             .await?;
     }
     let limit = ctx.app.settings.max_upload_bytes;
@@ -230,8 +226,6 @@ pub async fn upload(mut ctx: Ctx, view: View) -> ApiResult<Response> {
     };
     let blob_id = blob.id.clone();
     let recorded = ctx
-        .app
-        .db
         .write(move |conn| {
             // Checked again: the workspace or document may have gone meanwhile.
             let doc = locate(conn, &user, view, &target)?;
@@ -275,12 +269,7 @@ fn target_clone(t: &Target) -> Target {
 
 async fn discard(ctx: &Ctx, blob_id: &str) {
     let id = blob_id.to_string();
-    if let Err(err) = ctx
-        .app
-        .db
-        .write(move |conn| Ok(blobs::delete(conn, &id)?))
-        .await
-    {
+    if let Err(err) = ctx.write(move |conn| Ok(blobs::delete(conn, &id)?)).await {
         log::warn!("could not remove an unused upload (swept at next start): {err}");
     }
 }
@@ -290,8 +279,6 @@ pub async fn get(ctx: Ctx, view: View) -> ApiResult<Response> {
     let user = ctx.user()?.clone();
     let target = target(&ctx, view);
     let attachment = ctx
-        .app
-        .db
         .read(move |conn| load(conn, &user, view, &target))
         .await?;
     Ok(Response::json(200, &view.render(&attachment)))
@@ -303,8 +290,6 @@ pub async fn content(ctx: Ctx, view: View) -> ApiResult<Response> {
     let user = ctx.user()?.clone();
     let target = target(&ctx, view);
     let a = ctx
-        .app
-        .db
         .read(move |conn| load(conn, &user, view, &target))
         .await?;
     let etag = format!("\"{}\"", a.sha256);
@@ -344,8 +329,6 @@ pub async fn delete(ctx: Ctx, view: View) -> ApiResult<Response> {
     let user = ctx.user()?.clone();
     let target = target(&ctx, view);
     let attachment = ctx
-        .app
-        .db
         .write(move |conn| {
             let a = load(conn, &user, view, &target)?;
             store::delete(conn, &a)?;

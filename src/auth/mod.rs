@@ -2,13 +2,18 @@
 //! turns a request's key into the [`Principal`] every handler acts for.
 
 pub mod accounts;
+pub mod cache;
 pub mod lockout;
 pub mod password;
 pub mod routes;
 pub mod sessions;
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use crate::app::App;
 use crate::clock;
+use crate::db::changes::Stamp;
 use crate::error::{ApiError, ApiResult};
 use crate::http::Request;
 
@@ -34,8 +39,59 @@ pub fn request_key(req: &Request) -> Option<&str> {
     req.query("api_key").filter(|k| !k.is_empty())
 }
 
+/// A request's caller, and whether that still has to be confirmed.
+pub struct Authenticated {
+    pub principal: Principal,
+    /// The key's hash when the principal came from the session cache while the
+    /// store has changed since it was cached (a logout, a `user remove` by the
+    /// CLI...): the request's first store call confirms the session inside its
+    /// own transaction (see [`SessionGuard`]), so no extra round trip is spent.
+    pub recheck: Option<Vec<u8>>,
+}
+
+/// How long sessions live, in milliseconds.
+#[derive(Clone, Copy, Debug)]
+pub struct SessionLimits {
+    pub idle_ms: i64,
+    pub max_ms: i64,
+}
+
+impl SessionLimits {
+    pub fn of(app: &App) -> SessionLimits {
+        SessionLimits {
+            idle_ms: app.settings.session_idle.as_millis() as i64,
+            max_ms: app.settings.session_max.as_millis() as i64,
+        }
+    }
+
+    fn expired(&self, found: &sessions::Found, now: i64) -> bool {
+        now - found.last_used_at >= self.idle_ms || now - found.created_at >= self.max_ms
+    }
+}
+
+/// Looks the session up in the store: the authority on whether a key is live.
+pub fn check_session(
+    conn: &rusqlite::Connection,
+    hash: &[u8],
+    limits: SessionLimits,
+) -> ApiResult<sessions::Found> {
+    let found = sessions::find(conn, hash)?.ok_or_else(|| {
+        ApiError::Unauthorized("The session key is not valid; log in again".into())
+    })?;
+    if limits.expired(&found, clock::now_ms()) {
+        return Err(ApiError::Unauthorized(
+            "The session key has expired; log in again".into(),
+        ));
+    }
+    Ok(found)
+}
+
 /// Resolves the request's key to a live session, sliding its idle expiry.
-pub async fn authenticate(app: &App, req: &Request) -> ApiResult<Principal> {
+///
+/// A key seen before, with nothing committed to the store since, is answered
+/// from memory; otherwise the store is asked (now, or by the handler's first
+/// store call when the key is cached but the store has moved on).
+pub async fn authenticate(app: &Arc<App>, req: &Request) -> ApiResult<Authenticated> {
     let key = request_key(req).ok_or_else(|| {
         ApiError::Unauthorized(
             "A session key is required: log in at POST /api/rest/1.0/sessions/{username} and \
@@ -44,37 +100,86 @@ pub async fn authenticate(app: &App, req: &Request) -> ApiResult<Principal> {
         )
     })?;
     let hash = sessions::hash_key(key);
-    let lookup = hash.clone();
-    let found = app
-        .db
-        .read(move |conn| Ok(sessions::find(conn, &lookup)?))
-        .await?
-        .ok_or_else(|| {
-            ApiError::Unauthorized("The session key is not valid; log in again".into())
-        })?;
+    let limits = SessionLimits::of(app);
     let now = clock::now_ms();
-    let idle = app.settings.session_idle.as_millis() as i64;
-    let max = app.settings.session_max.as_millis() as i64;
-    if now - found.last_used_at >= idle || now - found.created_at >= max {
-        return Err(ApiError::Unauthorized(
-            "The session key has expired; log in again".into(),
-        ));
-    }
+    let (found, recheck) = match app.sessions.get(&hash) {
+        // A cached entry that looks expired may have been refreshed since:
+        // only the store can say.
+        Some((read_at, found)) if !limits.expired(&found, now) => {
+            let unchanged = read_at.is_some() && read_at == app.db.stamp();
+            (found, (!unchanged).then(|| hash.clone()))
+        }
+        _ => {
+            let lookup = hash.clone();
+            let (read_at, found) = app
+                .db
+                .read_at(move |conn, _| check_session(conn, &lookup, limits))
+                .await?;
+            app.sessions.insert(read_at, &hash, found.clone());
+            (found, None)
+        }
+    };
     // Refresh the sliding expiry now and then rather than on every request, so
     // reads do not each turn into a write. The refresh is not awaited.
-    let refresh_every = (idle / 8).min(60_000);
+    let refresh_every = (limits.idle_ms / 8).min(60_000);
     if now - found.last_used_at >= refresh_every {
-        let db = app.db.clone();
+        let app = app.clone();
+        let touched = hash.clone();
         tokio::spawn(async move {
-            if let Err(err) = db
-                .write(move |conn| Ok(sessions::touch(conn, &hash, now)?))
+            let key = touched.clone();
+            match app
+                .db
+                .write(move |conn| Ok(sessions::touch(conn, &key, now)?))
                 .await
             {
-                log::warn!("could not refresh a session: {err}");
+                Ok(()) => app.sessions.touched(&touched, now),
+                Err(err) => log::warn!("could not refresh a session: {err}"),
             }
         });
     }
-    Ok(found.principal)
+    Ok(Authenticated {
+        principal: found.principal,
+        recheck,
+    })
+}
+
+/// Confirms, inside a store call of the request, a session that was taken from
+/// the cache after the store had changed. Once it passed, later calls of the
+/// same request skip it.
+#[derive(Clone)]
+pub struct SessionGuard {
+    hash: Arc<Vec<u8>>,
+    limits: SessionLimits,
+    cache: Arc<cache::SessionCache>,
+    passed: Arc<AtomicBool>,
+}
+
+impl SessionGuard {
+    pub fn new(app: &App, hash: Vec<u8>) -> SessionGuard {
+        SessionGuard {
+            hash: Arc::new(hash),
+            limits: SessionLimits::of(app),
+            cache: app.sessions.clone(),
+            passed: Arc::new(AtomicBool::new(false)),
+        }
+    }
+
+    pub fn passed(&self) -> bool {
+        self.passed.load(Ordering::Acquire)
+    }
+
+    /// Runs on the store call's connection, before the call's own work.
+    /// `read_at` is the position the read began at (`None` in the writer,
+    /// whose view includes its batch's uncommitted work).
+    pub fn confirm(&self, conn: &rusqlite::Connection, read_at: Option<Stamp>) -> ApiResult<()> {
+        if self.passed() {
+            return Ok(());
+        }
+        let found = check_session(conn, &self.hash, self.limits)?;
+        self.cache.insert(read_at, &self.hash, found);
+        self.passed.store(true, Ordering::Release);
+        Ok(())
+    }
 }
 
 /// Unpadded base64url, as used for session keys and generated passwords.

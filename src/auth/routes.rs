@@ -75,9 +75,7 @@ pub async fn logout(ctx: Ctx) -> ApiResult<Response> {
         ));
     }
     let hash = sessions::hash_key(request_key(&ctx.req).unwrap_or_default());
-    ctx.app
-        .db
-        .write(move |conn| Ok(sessions::delete(conn, &hash)?))
+    ctx.write(move |conn| Ok(sessions::delete(conn, &hash)?))
         .await?;
     Ok(Response::empty(204))
 }

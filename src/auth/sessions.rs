@@ -36,6 +36,7 @@ pub fn insert(conn: &Connection, hash: &[u8], account_id: i64, now: i64) -> rusq
 }
 
 /// A live session and when it was last used.
+#[derive(Clone, Debug)]
 pub struct Found {
     pub principal: Principal,
     pub created_at: i64,

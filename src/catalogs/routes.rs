@@ -90,8 +90,6 @@ pub async fn list(ctx: Ctx) -> ApiResult<Response> {
     let query = listing::parse(ctx.req.query_pairs(), Generation::Older, &FIELDS, &[])?;
     let path = path(&ctx);
     let (total, items) = ctx
-        .app
-        .db
         .read(move |conn| {
             let (ws, catalog) = locate(conn, &user, &path.workspace, &path.catalog)?;
             Ok(store::list(conn, &ws.id, catalog, &query)?)
@@ -110,8 +108,6 @@ pub async fn create(mut ctx: Ctx) -> ApiResult<Response> {
     let input = parse_item(&ctx.req.json().await?)?;
     let path = path(&ctx);
     let item = ctx
-        .app
-        .db
         .write(move |conn| {
             let (ws, catalog) = locate(conn, &user, &path.workspace, &path.catalog)?;
             let name = input.name.flatten().filter(|n| !n.trim().is_empty());
@@ -143,8 +139,6 @@ pub async fn get(ctx: Ctx) -> ApiResult<Response> {
     let path = path(&ctx);
     let id = ctx.req.param("id").to_string();
     let item = ctx
-        .app
-        .db
         .read(move |conn| {
             let (ws, catalog) = locate(conn, &user, &path.workspace, &path.catalog)?;
             load_item(conn, &ws, catalog, &id)
@@ -160,8 +154,6 @@ pub async fn patch(mut ctx: Ctx) -> ApiResult<Response> {
     let path = path(&ctx);
     let id = ctx.req.param("id").to_string();
     let item = ctx
-        .app
-        .db
         .write(move |conn| {
             let (ws, catalog) = locate(conn, &user, &path.workspace, &path.catalog)?;
             let mut item = load_item(conn, &ws, catalog, &id)?;
@@ -194,8 +186,6 @@ pub async fn delete(ctx: Ctx) -> ApiResult<Response> {
     let path = path(&ctx);
     let id = ctx.req.param("id").to_string();
     let item = ctx
-        .app
-        .db
         .write(move |conn| {
             let (ws, catalog) = locate(conn, &user, &path.workspace, &path.catalog)?;
             let item = load_item(conn, &ws, catalog, &id)?;
@@ -213,8 +203,6 @@ pub async fn list_synonyms(ctx: Ctx) -> ApiResult<Response> {
     let path = path(&ctx);
     let record = ctx.req.param("recordId").to_string();
     let (total, ids) = ctx
-        .app
-        .db
         .read(move |conn| {
             let (ws, catalog) = locate(conn, &user, &path.workspace, &path.catalog)?;
             let item = load_item(conn, &ws, catalog, &record)?;
@@ -295,8 +283,6 @@ pub async fn add_synonym(ctx: Ctx) -> ApiResult<Response> {
         ctx.req.param("synonymRecordId").to_string(),
     );
     let (created, link) = ctx
-        .app
-        .db
         .write(move |conn| {
             let (ws, catalog) = locate(conn, &user, &path.workspace, &path.catalog)?;
             link(conn, &ws, catalog, &base, &linked)
@@ -317,8 +303,6 @@ pub async fn check_synonym(ctx: Ctx) -> ApiResult<Response> {
         ctx.req.param("synonymRecordId").to_string(),
     );
     let link = ctx
-        .app
-        .db
         .read(move |conn| {
             let (ws, catalog) = locate(conn, &user, &path.workspace, &path.catalog)?;
             let base = load_item(conn, &ws, catalog, &base)?;
@@ -338,8 +322,6 @@ pub async fn remove_synonym(ctx: Ctx) -> ApiResult<Response> {
         ctx.req.param("synonymRecordId").to_string(),
     );
     let item = ctx
-        .app
-        .db
         .write(move |conn| {
             let (ws, catalog) = locate(conn, &user, &path.workspace, &path.catalog)?;
             unlink(conn, &ws, catalog, &base, &linked)?;
@@ -377,8 +359,6 @@ pub async fn v2_workspace_synonyms(ctx: Ctx) -> ApiResult<Response> {
     };
     let workspace = ctx.req.param("workspace_id").to_string();
     let (total, links) = ctx
-        .app
-        .db
         .read(move |conn| {
             let ws = workspaces::load_visible(conn, &user, &workspace)?;
             let scope = Scope::Workspace {
@@ -413,8 +393,6 @@ pub async fn v2_record_synonyms(ctx: Ctx) -> ApiResult<Response> {
     let query = listing::parse(ctx.req.query_pairs(), Generation::V2, &NO_FIELDS, &[])?;
     let path = xref_path(&ctx);
     let (total, links) = ctx
-        .app
-        .db
         .read(move |conn| {
             let (ws, catalog) = locate(conn, &user, &path.workspace, &path.xtype)?;
             let item = load_item(conn, &ws, catalog, &path.record)?;
@@ -435,8 +413,6 @@ pub async fn v2_link(ctx: Ctx) -> ApiResult<Response> {
     let path = xref_path(&ctx);
     let linked = ctx.req.param("linked_item_id").to_string();
     let (created, link) = ctx
-        .app
-        .db
         .write(move |conn| {
             let (ws, catalog) = locate(conn, &user, &path.workspace, &path.xtype)?;
             link(conn, &ws, catalog, &path.record, &linked)
@@ -455,8 +431,6 @@ pub async fn v2_unlink(ctx: Ctx) -> ApiResult<Response> {
     let path = xref_path(&ctx);
     let linked = ctx.req.param("linked_item_id").to_string();
     let link = ctx
-        .app
-        .db
         .write(move |conn| {
             let (ws, catalog) = locate(conn, &user, &path.workspace, &path.xtype)?;
             unlink(conn, &ws, catalog, &path.record, &linked)

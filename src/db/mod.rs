@@ -7,17 +7,21 @@
 //! acknowledged only after that batch has committed durably.
 
 pub mod blobs;
+pub mod cache;
+pub mod changes;
 pub mod migrate;
 pub mod writer;
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use r2d2_sqlite::SqliteConnectionManager;
 use rusqlite::{Connection, OpenFlags};
 
 use crate::error::{ApiError, ApiResult};
+use changes::{CommitWatch, Stamp};
 use writer::Writer;
 
 /// How long a connection waits on a lock held by another process (the CLI, a
@@ -65,6 +69,7 @@ pub struct Db {
     path: PathBuf,
     readers: r2d2::Pool<SqliteConnectionManager>,
     writer: Writer,
+    changes: Arc<CommitWatch>,
 }
 
 impl Db {
@@ -101,11 +106,18 @@ impl Db {
             path: path.to_path_buf(),
             readers: pool,
             writer: Writer::start(write_conn),
+            changes: Arc::new(CommitWatch::new(path)),
         })
     }
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Where the store is now: unchanged stamps mean nothing was committed in
+    /// between (see [`changes`]). No query, no blocking thread.
+    pub fn stamp(&self) -> Option<Stamp> {
+        self.changes.stamp()
     }
 
     /// Runs `f` on a pooled read-only connection inside one read transaction.
@@ -114,16 +126,32 @@ impl Db {
         F: FnOnce(&Connection) -> ApiResult<T> + Send + 'static,
         T: Send + 'static,
     {
+        let read = self.read_at(move |conn, _| f(conn));
+        async move { Ok(read.await?.1) }
+    }
+
+    /// [`Db::read`], also answering the store's position taken just before the
+    /// read began: what the answer may be cached under.
+    pub fn read_at<T, F>(
+        &self,
+        f: F,
+    ) -> impl Future<Output = ApiResult<(Option<Stamp>, T)>> + Send + 'static
+    where
+        F: FnOnce(&Connection, Option<Stamp>) -> ApiResult<T> + Send + 'static,
+        T: Send + 'static,
+    {
         let pool = self.readers.clone();
+        let changes = self.changes.clone();
         let task = tokio::task::spawn_blocking(move || {
             let conn = pool.get()?;
+            let stamp = changes.stamp();
             conn.prepare_cached("BEGIN DEFERRED")?.execute([])?;
-            let result = f(&conn);
+            let result = f(&conn, stamp);
             // A read transaction has nothing to keep: end it whatever happened.
             let _ = conn
                 .prepare_cached("COMMIT")
                 .and_then(|mut s| s.execute([]));
-            result
+            result.map(|value| (stamp, value))
         });
         async move {
             task.await

@@ -90,8 +90,6 @@ pub async fn list(ctx: Ctx, kind: &'static Kind) -> ApiResult<Response> {
     )?;
     let target = target(&ctx, kind, false);
     let (total, items) = ctx
-        .app
-        .db
         .read(move |conn| {
             let (ws, job) = locate(conn, &user, &target)?;
             let (total, docs) = store::list(
@@ -147,8 +145,6 @@ pub async fn create(mut ctx: Ctx, kind: &'static Kind) -> ApiResult<Response> {
     let body = schema::apply_aliases(kind, ctx.req.json().await?)?;
     let target = target(&ctx, kind, false);
     let answer = ctx
-        .app
-        .db
         .write(move |conn| {
             let (ws, job) = locate(conn, &user, &target)?;
             let place = Placement {
@@ -179,8 +175,6 @@ pub async fn get(ctx: Ctx, kind: &'static Kind) -> ApiResult<Response> {
     let user = ctx.user()?.clone();
     let target = target(&ctx, kind, true);
     let answer = ctx
-        .app
-        .db
         .read(move |conn| {
             let (ws, job) = locate(conn, &user, &target)?;
             let doc = load(
@@ -208,8 +202,6 @@ pub async fn patch(mut ctx: Ctx, kind: &'static Kind) -> ApiResult<Response> {
     crate::validate::object(&patch, "")?;
     let target = target(&ctx, kind, true);
     let answer = ctx
-        .app
-        .db
         .write(move |conn| {
             let (ws, job) = locate(conn, &user, &target)?;
             let place = Placement {
@@ -248,8 +240,6 @@ pub async fn delete(ctx: Ctx, kind: &'static Kind) -> ApiResult<Response> {
     let user = ctx.user()?.clone();
     let target = target(&ctx, kind, true);
     let answer = ctx
-        .app
-        .db
         .write(move |conn| {
             let (ws, job) = locate(conn, &user, &target)?;
             let doc = load(

@@ -25,15 +25,20 @@ impl Response {
     /// A JSON document with the given status.
     pub fn json<T: Serialize + ?Sized>(status: u16, value: &T) -> Response {
         match serde_json::to_vec(value) {
-            Ok(bytes) => Response {
-                status,
-                headers: vec![(
-                    hyper::header::CONTENT_TYPE,
-                    HeaderValue::from_static("application/json"),
-                )],
-                body: full(Bytes::from(bytes)),
-            },
+            Ok(bytes) => Response::json_bytes(status, Bytes::from(bytes)),
             Err(err) => Response::error(&ApiError::internal(format!("serialising: {err}"))),
+        }
+    }
+
+    /// A JSON document already rendered (kept in a cache, for instance).
+    pub fn json_bytes(status: u16, body: Bytes) -> Response {
+        Response {
+            status,
+            headers: vec![(
+                hyper::header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            )],
+            body: full(body),
         }
     }
 

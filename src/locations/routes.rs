@@ -1,5 +1,6 @@
 //! Handlers of `/api/rest/1.0/ports` and `/api/rest/1.0/inland_facilities`.
 
+use bytes::Bytes;
 use serde::Serialize;
 use serde_json::json;
 
@@ -37,8 +38,6 @@ pub async fn search(ctx: Ctx, catalog: Catalog) -> ApiResult<Response> {
     let query = SearchQuery::from_pairs(ctx.req.query_pairs())?;
     let q = query.clone();
     let (total, results) = ctx
-        .app
-        .db
         .read(move |conn| Ok(store::search(conn, catalog, &q)?))
         .await?;
     Ok(Response::json(
@@ -53,19 +52,24 @@ pub async fn search(ctx: Ctx, catalog: Catalog) -> ApiResult<Response> {
 }
 
 /// `GET /{catalog}/{clientCode}`: one record, read shape.
+///
+/// The catalogs are the same for every caller and read far more often than
+/// written, so the rendered record is kept until the next commit.
 pub async fn get(ctx: Ctx, catalog: Catalog) -> ApiResult<Response> {
     ctx.user()?;
     let code = client_code(&ctx)?;
-    let lookup = code.clone();
-    let found = ctx
-        .app
-        .db
-        .read(move |conn| Ok(store::get(conn, catalog, &lookup)?))
-        .await?;
-    match found {
-        Some(location) => Ok(Response::json(200, &location)),
-        None => Err(not_found(catalog, &code)),
+    let cache_key = format!("{}/{code}", catalog.key());
+    if let Some(body) = ctx.cached(&cache_key) {
+        return Ok(Response::json_bytes(200, body));
     }
+    let lookup = code.clone();
+    let (read_at, found) = ctx
+        .read_at(move |conn| Ok(store::get(conn, catalog, &lookup)?))
+        .await?;
+    let location = found.ok_or_else(|| not_found(catalog, &code))?;
+    let body = Bytes::from(serde_json::to_vec(&location).map_err(ApiError::internal)?);
+    ctx.remember(read_at, cache_key, body.clone());
+    Ok(Response::json_bytes(200, body))
 }
 
 /// `PUT /{catalog}/{clientCode}`: create (201) or replace (200); answers the
@@ -77,8 +81,6 @@ pub async fn put(mut ctx: Ctx, catalog: Catalog) -> ApiResult<Response> {
     let fields = LocationFields::from_json(&body, &code)?;
     let stored = fields.clone();
     let outcome = ctx
-        .app
-        .db
         .write(move |conn| {
             Ok(store::upsert(
                 conn,
@@ -105,8 +107,6 @@ pub async fn delete(ctx: Ctx, catalog: Catalog) -> ApiResult<Response> {
     let code = client_code(&ctx)?;
     let target = code.clone();
     let status = ctx
-        .app
-        .db
         .write(move |conn| {
             Ok(store::delete_or_deactivate(
                 conn,

@@ -24,9 +24,7 @@ fn not_found(id: &str) -> ApiError {
 async fn load(ctx: &Ctx) -> ApiResult<Organization> {
     let id = ctx.req.param("organization_id").to_string();
     let lookup = id.clone();
-    ctx.app
-        .db
-        .read(move |conn| Ok(store::get(conn, &lookup)?))
+    ctx.read(move |conn| Ok(store::get(conn, &lookup)?))
         .await?
         .ok_or_else(|| not_found(&id))
 }
@@ -64,8 +62,6 @@ pub async fn list(ctx: Ctx) -> ApiResult<Response> {
     };
     let filter = OrganizationFilter { name, category };
     let (total, orgs) = ctx
-        .app
-        .db
         .read(move |conn| Ok(store::list(conn, &filter, &query)?))
         .await?;
     let items: Vec<_> = orgs.iter().map(Organization::envelope).collect();
@@ -88,10 +84,7 @@ pub async fn create(mut ctx: Ctx) -> ApiResult<Response> {
         updated_at: now,
     };
     let stored = org.clone();
-    ctx.app
-        .db
-        .write(move |conn| store::insert(conn, &stored))
-        .await?;
+    ctx.write(move |conn| store::insert(conn, &stored)).await?;
     Ok(Response::json(201, &org.envelope()))
 }
 
@@ -109,8 +102,6 @@ pub async fn patch(mut ctx: Ctx) -> ApiResult<Response> {
     let input = OrganizationInput::from_json(&body, false).map_err(|e| in_body(e, prefix))?;
     let id = ctx.req.param("organization_id").to_string();
     let updated = ctx
-        .app
-        .db
         .write(move |conn| {
             let mut org = store::get(conn, &id)?.ok_or_else(|| not_found(&id))?;
             check_owner(&user, &org)?;
@@ -140,8 +131,6 @@ pub async fn delete(ctx: Ctx) -> ApiResult<Response> {
     let user = ctx.user()?.clone();
     let id = ctx.req.param("organization_id").to_string();
     let deleted = ctx
-        .app
-        .db
         .write(move |conn| {
             let org = store::get(conn, &id)?.ok_or_else(|| not_found(&id))?;
             check_owner(&user, &org)?;

@@ -48,8 +48,6 @@ pub async fn list(ctx: Ctx, generation: Generation) -> ApiResult<Response> {
     let user = ctx.user()?.clone();
     let query = listing::parse(ctx.req.query_pairs(), generation, &FIELDS, &[])?;
     let (total, items) = ctx
-        .app
-        .db
         .read(move |conn| Ok(store::list(conn, &user, &query)?))
         .await?;
     let rendered: Vec<_> = items.iter().map(|ws| ws.render(generation)).collect();
@@ -106,8 +104,6 @@ pub async fn create(mut ctx: Ctx, generation: Generation) -> ApiResult<Response>
     let user = ctx.user()?.clone();
     let input = read_input(&mut ctx, generation, true).await?;
     let created = ctx
-        .app
-        .db
         .write(move |conn| {
             let (client_audience, vendor_audience) = check_parties(conn, &user, &input)?;
             let now = clock::now_ms();
@@ -132,11 +128,7 @@ pub async fn create(mut ctx: Ctx, generation: Generation) -> ApiResult<Response>
 pub async fn get(ctx: Ctx, generation: Generation) -> ApiResult<Response> {
     let user = ctx.user()?.clone();
     let id = ctx.req.param("workspace_id").to_string();
-    let ws = ctx
-        .app
-        .db
-        .read(move |conn| load_visible(conn, &user, &id))
-        .await?;
+    let ws = ctx.read(move |conn| load_visible(conn, &user, &id)).await?;
     Ok(Response::json(200, &ws.render(generation)))
 }
 
@@ -146,8 +138,6 @@ pub async fn patch(mut ctx: Ctx, generation: Generation) -> ApiResult<Response> 
     let id = ctx.req.param("workspace_id").to_string();
     let input = read_input(&mut ctx, generation, false).await?;
     let ws = ctx
-        .app
-        .db
         .write(move |conn| {
             let mut ws = load_visible(conn, &user, &id)?;
             if let Some(description) = input.description {
@@ -169,8 +159,6 @@ pub async fn delete(ctx: Ctx, generation: Generation) -> ApiResult<Response> {
     let user = ctx.user()?.clone();
     let id = ctx.req.param("workspace_id").to_string();
     let ws = ctx
-        .app
-        .db
         .write(move |conn| {
             let ws = load_visible(conn, &user, &id)?;
             store::delete(conn, &id)?;

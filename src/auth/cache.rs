@@ -1,0 +1,52 @@
+//! Sessions remembered in memory, each with the store position ([`Stamp`]) it
+//! was read at. An entry is trusted outright only while nothing at all has been
+//! committed since; after that it still names the caller, but the request's
+//! first store call confirms the session in the store (see
+//! [`super::SessionGuard`]). So a logout, a password change or a `quayside user
+//! remove` run by another process ends a key at once, while the common case, a
+//! key used again with nothing changed, costs no store call at all.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use super::sessions::Found;
+use crate::db::changes::Stamp;
+
+/// More live keys than this and the cache starts over (bounded memory).
+const MAX_ENTRIES: usize = 10_000;
+
+/// Key hash -> the session and the store position it was read at.
+type Entries = HashMap<Vec<u8>, (Option<Stamp>, Found)>;
+
+#[derive(Default)]
+pub struct SessionCache {
+    entries: Mutex<Entries>,
+}
+
+impl SessionCache {
+    /// The session of a key hash and the position it was read at.
+    pub fn get(&self, hash: &[u8]) -> Option<(Option<Stamp>, Found)> {
+        self.lock().get(hash).cloned()
+    }
+
+    /// Remembers a session read from the store at `read_at` (`None`: read
+    /// where no position applies, so never trusted without a store call).
+    pub fn insert(&self, read_at: Option<Stamp>, hash: &[u8], found: Found) {
+        let mut entries = self.lock();
+        if entries.len() >= MAX_ENTRIES && !entries.contains_key(hash) {
+            entries.clear();
+        }
+        entries.insert(hash.to_vec(), (read_at, found));
+    }
+
+    /// The sliding expiry of a key was refreshed in the store.
+    pub fn touched(&self, hash: &[u8], at: i64) {
+        if let Some((_, found)) = self.lock().get_mut(hash) {
+            found.last_used_at = found.last_used_at.max(at);
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Entries> {
+        self.entries.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}

@@ -1,0 +1,112 @@
+//! Knowing, without a query, whether anything was committed to the file since a
+//! given moment: the basis of the in-memory caches (sessions, location reads).
+//!
+//! In WAL mode every connection, in this process or another one (the CLI, an
+//! import), publishes each commit by rewriting the WAL-index header at the
+//! start of the `-shm` file: its change counter, frame count and salts move on
+//! every commit and every WAL restart. That layout is SQLite's documented file
+//! format (<https://www.sqlite.org/walformat.html>, "The WAL-Index Header"),
+//! shared by all processes and versions that open the file. Reading those 48
+//! bytes is one `pread` of a page-cache page, cheap enough to do on every
+//! request and without a blocking thread.
+//!
+//! The answer is only ever used conservatively: a cache entry is trusted when
+//! the header is byte-for-byte what it was before the entry was read from the
+//! store. Any difference, a torn read during a concurrent commit, or a missing
+//! `-shm` file means "changed" or "unknown", and the caller goes to the store.
+
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// Bytes of the first copy of the WAL-index header.
+const HEADER_LEN: usize = 48;
+
+/// The store's commit position at one moment, comparable for equality only.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stamp([u8; HEADER_LEN]);
+
+/// Reads the WAL-index header of one database file.
+pub struct CommitWatch {
+    shm_path: PathBuf,
+    /// Opened on first use: the `-shm` file exists once a connection is open.
+    shm: OnceLock<Option<File>>,
+}
+
+impl Stamp {
+    /// A stamp from raw header bytes (tests of the caches).
+    #[cfg(test)]
+    pub fn from_header(header: [u8; HEADER_LEN]) -> Stamp {
+        Stamp(header)
+    }
+}
+
+impl CommitWatch {
+    pub fn new(database: &Path) -> CommitWatch {
+        let mut shm_path = database.as_os_str().to_owned();
+        shm_path.push("-shm");
+        CommitWatch {
+            shm_path: PathBuf::from(shm_path),
+            shm: OnceLock::new(),
+        }
+    }
+
+    /// The current commit position, or `None` when it cannot be known (then
+    /// nothing may be served from a cache).
+    pub fn stamp(&self) -> Option<Stamp> {
+        let shm = self
+            .shm
+            .get_or_init(|| File::open(&self.shm_path).ok())
+            .as_ref()?;
+        let mut header = [0u8; HEADER_LEN];
+        shm.read_exact_at(&mut header, 0).ok()?;
+        // An all-zero header is a WAL index not yet initialised: no position.
+        if header.iter().all(|&b| b == 0) {
+            return None;
+        }
+        Some(Stamp(header))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::CommitWatch;
+
+    #[test]
+    fn every_commit_moves_the_stamp_and_reads_do_not() {
+        let dir = std::env::temp_dir().join(format!("quayside-stamp-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("stamp.db");
+        let writer = crate::db::open_connection(&path).unwrap();
+        writer
+            .execute_batch("CREATE TABLE t (x INTEGER); INSERT INTO t VALUES (1);")
+            .unwrap();
+        // A second process would be a second connection; another connection in
+        // this process exercises the same shared-memory path.
+        let other = crate::db::open_connection(&path).unwrap();
+        let watch = CommitWatch::new(&path);
+        let before = watch.stamp().expect("a WAL index exists");
+        let _: i64 = other
+            .query_row("SELECT count(*) FROM t", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(watch.stamp(), Some(before), "a read is not a commit");
+        other.execute("INSERT INTO t VALUES (2)", []).unwrap();
+        let after_other = watch.stamp().unwrap();
+        assert_ne!(after_other, before, "another connection's commit is seen");
+        writer.execute("UPDATE t SET x = x + 1", []).unwrap();
+        let after_writer = watch.stamp().unwrap();
+        assert_ne!(after_writer, after_other, "each commit moves the stamp");
+        writer
+            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+            .unwrap();
+        writer.execute("INSERT INTO t VALUES (3)", []).unwrap();
+        assert_ne!(
+            watch.stamp().unwrap(),
+            after_writer,
+            "a commit after a WAL restart is seen"
+        );
+        drop((writer, other));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
