@@ -152,7 +152,10 @@ fn commit_batch(conn: &Connection, batch: &mut Vec<Job>) {
             }
             in_transaction = true;
         }
-        if let Err(err) = conn.execute_batch("SAVEPOINT request") {
+        if let Err(err) = conn
+            .prepare_cached("SAVEPOINT request")
+            .and_then(|mut s| s.execute([]))
+        {
             job.deliver(Err(ApiError::from(err)));
             continue;
         }
@@ -172,7 +175,9 @@ fn commit_batch(conn: &Connection, batch: &mut Vec<Job>) {
             continue;
         }
         let closed = if keep {
-            conn.execute_batch("RELEASE request")
+            conn.prepare_cached("RELEASE request")
+                .and_then(|mut s| s.execute([]))
+                .map(|_| ())
         } else {
             conn.execute_batch("ROLLBACK TO request; RELEASE request")
         };

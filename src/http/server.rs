@@ -1,17 +1,27 @@
 //! The listener: accepts connections, serves HTTP/1.1 on each with hyper, turns
 //! hyper's request into ours, writes one access-log line per request, and on
 //! shutdown stops accepting and lets requests in flight finish (bounded).
+//!
+//! A connection that is not working on a request (no request in the handler,
+//! no response body still being written) for longer than the header timeout is
+//! closed: that cuts off slow-loris clients that trickle header bytes, and idle
+//! keep-alive connections. One watchdog timer per connection does this; hyper's
+//! own header timeout would arm and cancel a timer on every request.
 
 use std::future::Future;
 use std::net::SocketAddr;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
+use bytes::Bytes;
 use http_body_util::BodyExt;
-use hyper::body::Incoming;
+use hyper::body::{Body, Frame, Incoming, SizeHint};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
-use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::rt::TokioIo;
 use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::TcpListener;
 
@@ -44,10 +54,8 @@ pub async fn serve<H, Fut>(
     let handler = Arc::new(handler);
     let graceful = GracefulShutdown::new();
     let mut builder = http1::Builder::new();
-    builder
-        .timer(TokioTimer::new())
-        .header_read_timeout(limits.header_timeout)
-        .keep_alive(true);
+    builder.header_read_timeout(None).keep_alive(true);
+    let epoch = Instant::now();
     tokio::pin!(shutdown);
     loop {
         let (stream, remote) = tokio::select! {
@@ -65,18 +73,30 @@ pub async fn serve<H, Fut>(
         let _ = stream.set_nodelay(true);
         let handler = handler.clone();
         let body_timeout = limits.body_timeout;
+        let activity = Arc::new(Activity::new(epoch));
+        let tracked = activity.clone();
         let service = service_fn(move |req: hyper::Request<Incoming>| {
             let handler = handler.clone();
+            let activity = tracked.clone();
+            activity.begin();
             async move {
-                Ok::<_, std::convert::Infallible>(
-                    handle(&*handler, req, remote, body_timeout).await,
-                )
+                let response = handle(&*handler, req, remote, body_timeout).await;
+                Ok::<_, std::convert::Infallible>(response.map(|body| Tracked {
+                    body,
+                    activity: Some(activity),
+                }))
             }
         });
         let connection = graceful.watch(builder.serve_connection(TokioIo::new(stream), service));
+        let header_timeout = limits.header_timeout;
         tokio::spawn(async move {
-            if let Err(err) = connection.await {
-                log::debug!("connection from {remote} ended: {err}");
+            tokio::select! {
+                ended = connection => if let Err(err) = ended {
+                    log::debug!("connection from {remote} ended: {err}");
+                },
+                () = activity.idle_for(header_timeout) => {
+                    log::debug!("closed {remote}: no request within {header_timeout:?}");
+                }
             }
         });
     }
@@ -88,6 +108,87 @@ pub async fn serve<H, Fut>(
         .is_err()
     {
         log::warn!("requests still in flight after {grace:?}; closing them");
+    }
+}
+
+/// What one connection is doing, for its watchdog.
+struct Activity {
+    epoch: Instant,
+    /// Requests in the handler plus response bodies not yet fully written.
+    busy: AtomicUsize,
+    /// When `busy` last fell to zero (or the connection opened), in ms after `epoch`.
+    idle_since_ms: AtomicU64,
+}
+
+impl Activity {
+    fn new(epoch: Instant) -> Activity {
+        Activity {
+            epoch,
+            busy: AtomicUsize::new(0),
+            idle_since_ms: AtomicU64::new(epoch.elapsed().as_millis() as u64),
+        }
+    }
+
+    fn begin(&self) {
+        self.busy.fetch_add(1, Ordering::AcqRel);
+    }
+
+    fn end(&self) {
+        self.idle_since_ms
+            .store(self.epoch.elapsed().as_millis() as u64, Ordering::Release);
+        self.busy.fetch_sub(1, Ordering::AcqRel);
+    }
+
+    /// Resolves once the connection has been idle for `limit`; checked a few
+    /// times per `limit`, so it fires between `limit` and 1.25 x `limit`.
+    async fn idle_for(&self, limit: Duration) {
+        let tick = (limit / 4).max(Duration::from_millis(100));
+        loop {
+            tokio::time::sleep(tick).await;
+            if self.busy.load(Ordering::Acquire) > 0 {
+                continue;
+            }
+            let now = self.epoch.elapsed().as_millis() as u64;
+            let since = self.idle_since_ms.load(Ordering::Acquire);
+            if now.saturating_sub(since) >= limit.as_millis() as u64 {
+                return;
+            }
+        }
+    }
+}
+
+/// A response body that tells its connection's [`Activity`] when it is done
+/// (written to the end, or dropped with the connection).
+struct Tracked {
+    body: ResponseBody,
+    activity: Option<Arc<Activity>>,
+}
+
+impl Drop for Tracked {
+    fn drop(&mut self) {
+        if let Some(activity) = self.activity.take() {
+            activity.end();
+        }
+    }
+}
+
+impl Body for Tracked {
+    type Data = Bytes;
+    type Error = super::request::BoxError;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+        Pin::new(&mut self.body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.body.size_hint()
     }
 }
 
