@@ -12,19 +12,46 @@ pub fn now_ms() -> i64 {
 
 /// Renders stored milliseconds as RFC 3339 UTC with exactly three fraction digits.
 pub fn format_ms(ms: i64) -> String {
+    let mut text = [0u8; MS_TEXT_LEN];
+    format_ms_into(ms, &mut text).to_string()
+}
+
+/// Length of `YYYY-MM-DDTHH:MM:SS.mmmZ`.
+pub const MS_TEXT_LEN: usize = 24;
+
+/// [`format_ms`] into a caller's buffer, without allocating: the search path
+/// formats two dates for each of hundreds of rows.
+pub fn format_ms_into(ms: i64, out: &mut [u8; MS_TEXT_LEN]) -> &str {
     let Ok(t) = OffsetDateTime::from_unix_timestamp_nanos(ms as i128 * 1_000_000) else {
-        return String::from("invalid-date");
+        return "invalid-date";
     };
-    format!(
-        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
-        t.year(),
-        u8::from(t.month()),
-        t.day(),
-        t.hour(),
-        t.minute(),
-        t.second(),
-        t.millisecond()
-    )
+    let year = t.year();
+    if !(0..=9999).contains(&year) {
+        return "invalid-date";
+    }
+    fn put(out: &mut [u8], value: u32) {
+        let mut value = value;
+        for slot in out.iter_mut().rev() {
+            *slot = b'0' + (value % 10) as u8;
+            value /= 10;
+        }
+    }
+    put(&mut out[0..4], year as u32);
+    out[4] = b'-';
+    put(&mut out[5..7], u32::from(u8::from(t.month())));
+    out[7] = b'-';
+    put(&mut out[8..10], u32::from(t.day()));
+    out[10] = b'T';
+    put(&mut out[11..13], u32::from(t.hour()));
+    out[13] = b':';
+    put(&mut out[14..16], u32::from(t.minute()));
+    out[16] = b':';
+    put(&mut out[17..19], u32::from(t.second()));
+    out[19] = b'.';
+    put(&mut out[20..23], u32::from(t.millisecond()));
+    out[23] = b'Z';
+    // Only ASCII digits and separators were written.
+    std::str::from_utf8(out).unwrap_or("invalid-date")
 }
 
 /// Parses an RFC 3339 date-time with any offset into nanoseconds since the
@@ -60,6 +87,28 @@ mod tests {
     fn formats_with_milliseconds_in_utc() {
         assert_eq!(format_ms(0), "1970-01-01T00:00:00.000Z");
         assert_eq!(format_ms(1_795_253_400_123), "2026-11-21T09:30:00.123Z");
+        assert_eq!(format_ms(-62_167_219_200_000), "0000-01-01T00:00:00.000Z");
+        assert_eq!(format_ms(253_402_300_799_999), "9999-12-31T23:59:59.999Z");
+        assert_eq!(format_ms(253_402_300_800_000), "invalid-date");
+    }
+
+    #[test]
+    fn the_allocation_free_formatter_agrees_with_the_time_crate() {
+        let format = time::format_description::well_known::Rfc3339;
+        let mut ms: i64 = -62_000_000_000_000;
+        while ms < 253_000_000_000_000 {
+            let t = OffsetDateTime::from_unix_timestamp_nanos(ms as i128 * 1_000_000).unwrap();
+            let expected = t.format(&format).unwrap();
+            let mut text = [0u8; MS_TEXT_LEN];
+            let ours = format_ms_into(ms, &mut text);
+            // The time crate drops trailing zero fractions; compare instants.
+            assert_eq!(
+                parse_rfc3339_nanos(ours),
+                parse_rfc3339_nanos(&expected),
+                "{ms}: {ours} vs {expected}"
+            );
+            ms += 7_919_993_001_337;
+        }
     }
 
     #[test]

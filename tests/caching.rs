@@ -151,3 +151,33 @@ fn a_session_cached_before_an_unrelated_change_still_works_until_logout() {
     );
     bad.assert_error(401, "unauthorized");
 }
+
+#[test]
+fn a_search_renders_each_record_exactly_as_get_does() {
+    // Search pages are rendered straight from the rows; a record must look the
+    // same there as on its own, with every kind of field set and unset.
+    let server = Server::start();
+    let key = server.admin_key();
+    let full = json!({
+        "name": "Ärhus \"Quay\" \\ Ωmega", "countryCode": "DK", "geoRegionCode": "DK-82",
+        "latitudeDeg": 56, "latitudeMin": 9, "latitudeSec": 30.25, "latitudeNs": "N",
+        "longitudeDeg": 10, "longitudeMin": 12, "longitudeSec": 0.5, "longitudeWe": "E",
+        "statusCode": "ACTIVE", "restrictions": "No LNG\nafter dark", "generalComments": "tab\there"
+    });
+    assert_eq!(
+        server.put("/api/rest/1.0/ports/DKAAR", &key, &full).status,
+        201
+    );
+    let bare = json!({"name": "Bare", "statusCode": "INACTIVE"});
+    assert_eq!(
+        server.put("/api/rest/1.0/ports/XXBAR", &key, &bare).status,
+        201
+    );
+    for code in ["DKAAR", "XXBAR"] {
+        let one = server.get(&format!("/api/rest/1.0/ports/{code}"), &key);
+        let codes = common::urlencode(&format!("[\"{code}\"]"));
+        let page = server.get(&format!("/api/rest/1.0/ports?clientCodes={codes}"), &key);
+        assert_eq!(page.json()["results"][0], one.json(), "{code}");
+        assert_eq!(page.json()["totalResultsAvailable"], 1);
+    }
+}

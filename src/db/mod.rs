@@ -68,6 +68,10 @@ pub fn open_and_migrate(path: &Path) -> Result<Connection, String> {
 pub struct Db {
     path: PathBuf,
     readers: r2d2::Pool<SqliteConnectionManager>,
+    /// One permit per reader connection, handed out first come, first served:
+    /// waiting happens here, in order, rather than on blocking threads parked
+    /// in the pool (which wakes them in no particular order).
+    read_slots: Arc<tokio::sync::Semaphore>,
     writer: Writer,
     changes: Arc<CommitWatch>,
 }
@@ -105,6 +109,7 @@ impl Db {
         Ok(Db {
             path: path.to_path_buf(),
             readers: pool,
+            read_slots: Arc::new(tokio::sync::Semaphore::new(readers as usize)),
             writer: Writer::start(write_conn),
             changes: Arc::new(CommitWatch::new(path)),
         })
@@ -142,18 +147,24 @@ impl Db {
     {
         let pool = self.readers.clone();
         let changes = self.changes.clone();
-        let task = tokio::task::spawn_blocking(move || {
-            let conn = pool.get()?;
-            let stamp = changes.stamp();
-            conn.prepare_cached("BEGIN DEFERRED")?.execute([])?;
-            let result = f(&conn, stamp);
-            // A read transaction has nothing to keep: end it whatever happened.
-            let _ = conn
-                .prepare_cached("COMMIT")
-                .and_then(|mut s| s.execute([]));
-            result.map(|value| (stamp, value))
-        });
+        let slots = self.read_slots.clone();
         async move {
+            let slot = slots
+                .acquire_owned()
+                .await
+                .map_err(|e| ApiError::internal(format!("reader slots closed: {e}")))?;
+            let task = tokio::task::spawn_blocking(move || {
+                let _slot = slot;
+                let conn = pool.get()?;
+                let stamp = changes.stamp();
+                conn.prepare_cached("BEGIN DEFERRED")?.execute([])?;
+                let result = f(&conn, stamp);
+                // A read transaction has nothing to keep: end it whatever happened.
+                let _ = conn
+                    .prepare_cached("COMMIT")
+                    .and_then(|mut s| s.execute([]));
+                result.map(|value| (stamp, value))
+            });
             task.await
                 .map_err(|e| ApiError::internal(format!("read task failed: {e}")))?
         }

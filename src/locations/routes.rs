@@ -1,11 +1,12 @@
 //! Handlers of `/api/rest/1.0/ports` and `/api/rest/1.0/inland_facilities`.
 
+use std::io::Write;
+
 use bytes::Bytes;
-use serde::Serialize;
 use serde_json::json;
 
 use super::Catalog;
-use super::model::{Location, LocationFields, SearchQuery, check_client_code};
+use super::model::{LocationFields, SearchQuery, check_client_code};
 use super::store::{self, Upserted};
 use crate::app::Ctx;
 use crate::clock;
@@ -22,33 +23,30 @@ fn not_found(catalog: Catalog, code: &str) -> ApiError {
     ApiError::not_found(format!("No {} with clientCode \"{code}\"", catalog.noun()))
 }
 
-/// The search result envelope.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct SearchPage {
-    total_results_available: i64,
-    first_result_position: i64,
-    results_per_page: i64,
-    results: Vec<Location>,
-}
-
-/// `GET /{catalog}`: search with paging and filters.
+/// `GET /{catalog}`: search with paging and filters. The page is rendered on
+/// the blocking thread, straight from the rows, into the result envelope:
+/// `totalResultsAvailable`, `firstResultPosition`, `resultsPerPage`, `results`.
 pub async fn search(ctx: Ctx, catalog: Catalog) -> ApiResult<Response> {
     ctx.user()?;
     let query = SearchQuery::from_pairs(ctx.req.query_pairs())?;
-    let q = query.clone();
-    let (total, results) = ctx
-        .read(move |conn| Ok(store::search(conn, catalog, &q)?))
+    let body = ctx
+        .read(move |conn| {
+            let mut results = Vec::new();
+            let total = store::search(conn, catalog, &query, &mut results)?;
+            let mut body = Vec::with_capacity(results.len() + 100);
+            write!(
+                body,
+                "{{\"totalResultsAvailable\":{total},\"firstResultPosition\":{},\"resultsPerPage\":{},\"results\":",
+                query.offset() + 1,
+                query.results_per_page
+            )
+            .map_err(ApiError::internal)?;
+            body.extend_from_slice(&results);
+            body.push(b'}');
+            Ok(body)
+        })
         .await?;
-    Ok(Response::json(
-        200,
-        &SearchPage {
-            total_results_available: total,
-            first_result_position: query.offset() + 1,
-            results_per_page: query.results_per_page,
-            results,
-        },
-    ))
+    Ok(Response::json_bytes(200, Bytes::from(body)))
 }
 
 /// `GET /{catalog}/{clientCode}`: one record, read shape.

@@ -1,11 +1,14 @@
 //! SQL for the location catalogs.
 
-use rusqlite::types::ToSql;
+use rusqlite::types::{ToSql, Type};
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::Catalog;
-use super::model::{Location, LocationFields, STATUS_ACTIVE, STATUS_INACTIVE, SearchQuery};
-use crate::clock;
+use super::model::{
+    Location, LocationFields, LocationRef, STATUS_ACTIVE, STATUS_INACTIVE, SearchQuery,
+};
+use crate::clock::{self, MS_TEXT_LEN};
+use crate::error::{ApiError, ApiResult};
 
 const COLUMNS: &str = "client_code, name, country_code, geo_region_code, latitude_deg, \
     latitude_min, latitude_sec, latitude_ns, longitude_deg, longitude_min, longitude_sec, \
@@ -146,12 +149,14 @@ pub fn delete_or_deactivate(
     }
 }
 
-/// One page of matches, ordered by client code, and the number of all matches.
+/// The number of all matches, and one page of them, ordered by client code,
+/// rendered as a JSON array into `out` straight from the result rows.
 pub fn search(
     conn: &Connection,
     catalog: Catalog,
     query: &SearchQuery,
-) -> rusqlite::Result<(i64, Vec<Location>)> {
+    out: &mut Vec<u8>,
+) -> ApiResult<i64> {
     let mut conditions = vec!["catalog = ?".to_string()];
     let mut values: Vec<Box<dyn ToSql>> = vec![Box::new(catalog.key())];
     if let Some(from) = query.modified_from_ms {
@@ -187,11 +192,54 @@ pub fn search(
     let (limit, offset) = (query.results_per_page, query.offset());
     page_params.push(&limit);
     page_params.push(&offset);
-    let results = conn
-        .prepare_cached(&format!(
-            "SELECT {COLUMNS} FROM locations WHERE {filter} ORDER BY client_code LIMIT ? OFFSET ?"
-        ))?
-        .query_map(page_params.as_slice(), from_row)?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
-    Ok((total, results))
+    let mut statement = conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM locations WHERE {filter} ORDER BY client_code LIMIT ? OFFSET ?"
+    ))?;
+    let mut rows = statement.query(page_params.as_slice())?;
+    out.reserve(limit.clamp(0, 1000) as usize * 480);
+    out.push(b'[');
+    let (mut created, mut modified) = ([0u8; MS_TEXT_LEN], [0u8; MS_TEXT_LEN]);
+    let mut first = true;
+    while let Some(row) = rows.next()? {
+        if !first {
+            out.push(b',');
+        }
+        first = false;
+        let text = |i: usize| -> rusqlite::Result<Option<&str>> {
+            row.get_ref(i)?
+                .as_str_or_null()
+                .map_err(|e| rusqlite::Error::FromSqlConversionFailure(i, Type::Text, Box::new(e)))
+        };
+        let required = |i: usize| -> rusqlite::Result<&str> {
+            text(i)?.ok_or(rusqlite::Error::InvalidColumnType(
+                i,
+                String::new(),
+                Type::Null,
+            ))
+        };
+        let record = LocationRef {
+            client_code: required(0)?,
+            name: required(1)?,
+            country_code: text(2)?,
+            geo_region_code: text(3)?,
+            latitude_deg: row.get(4)?,
+            latitude_min: row.get(5)?,
+            latitude_sec: row.get(6)?,
+            latitude_ns: text(7)?,
+            longitude_deg: row.get(8)?,
+            longitude_min: row.get(9)?,
+            longitude_sec: row.get(10)?,
+            longitude_we: text(11)?,
+            status_code: required(12)?,
+            restrictions: text(13)?,
+            general_comments: text(14)?,
+            date_created: clock::format_ms_into(row.get(15)?, &mut created),
+            creator: required(16)?,
+            date_modified: clock::format_ms_into(row.get(17)?, &mut modified),
+            modifier: required(18)?,
+        };
+        serde_json::to_writer(&mut *out, &record).map_err(ApiError::internal)?;
+    }
+    out.push(b']');
+    Ok(total)
 }
