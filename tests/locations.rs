@@ -1871,3 +1871,49 @@ fn records_survive_a_restart_unchanged() {
         assert_eq!(again.get(PORTS, old).status, 200);
     }
 }
+
+#[test]
+fn a_replacement_changing_each_field_in_turn_stores_exactly_that_field() {
+    // A PUT writes only the columns that changed; each field, set, changed and
+    // cleared one at a time, must still come back exactly as sent.
+    let server = Server::start();
+    let key = server.admin_key();
+    let path = format!("{PORTS}/DKAAR");
+    let mut body = json!({
+        "name": "Aarhus", "countryCode": "DK", "geoRegionCode": "DK-82",
+        "latitudeDeg": 56, "latitudeMin": 9, "latitudeSec": 30.25, "latitudeNs": "N",
+        "longitudeDeg": 10, "longitudeMin": 12, "longitudeSec": 0.5, "longitudeWe": "E",
+        "statusCode": "ACTIVE", "restrictions": "No LNG", "generalComments": "Quay 3"
+    });
+    assert_eq!(server.put(&path, &key, &body).status, 201);
+    let changes: [(&str, Value); 14] = [
+        ("name", json!("Århus")),
+        ("countryCode", json!("SE")),
+        ("geoRegionCode", Value::Null),
+        ("latitudeDeg", json!(57)),
+        ("latitudeMin", Value::Null),
+        ("latitudeSec", json!(1.5)),
+        ("latitudeNs", json!("S")),
+        ("longitudeDeg", json!(11)),
+        ("longitudeMin", json!(0)),
+        ("longitudeSec", Value::Null),
+        ("longitudeWe", json!("W")),
+        ("statusCode", json!("INACTIVE")),
+        ("restrictions", Value::Null),
+        ("generalComments", json!("Quay 4")),
+    ];
+    for (field, value) in changes {
+        body[field] = value;
+        let reply = server.put(&path, &key, &body);
+        assert_eq!(reply.status, 200, "{field}: {}", reply.text());
+        let stored = server.get(&path, &key).json();
+        for name in WRITE_FIELDS {
+            assert_eq!(stored[name], body[name], "after changing {field}, {name}");
+        }
+    }
+    // The folded name follows the name: search finds the new one only.
+    let found = server.get(&format!("{PORTS}?name=%C3%85rhus"), &key).json();
+    assert_eq!(found["totalResultsAvailable"], 1);
+    let old = server.get(&format!("{PORTS}?name=Aarhus"), &key).json();
+    assert_eq!(old["totalResultsAvailable"], 0);
+}
