@@ -67,15 +67,17 @@ pub struct Endpoint {
 pub struct Ctx {
     pub app: Arc<App>,
     pub req: Request,
-    principal: Option<Principal>,
+    principal: Option<Arc<Principal>>,
     guard: Option<SessionGuard>,
+    /// Where the store was when the caller's session was known live.
+    live_at: Option<Stamp>,
 }
 
 impl Ctx {
     /// The caller. Always present on [`Access::Session`] routes.
     pub fn user(&self) -> ApiResult<&Principal> {
         self.principal
-            .as_ref()
+            .as_deref()
             .ok_or_else(|| ApiError::Unauthorized("A session key is required".into()))
     }
 
@@ -123,13 +125,11 @@ impl Ctx {
         })
     }
 
-    /// A rendered answer kept by [`Ctx::remember`], if nothing has been
-    /// committed since. Only for a caller whose session needs no confirming.
+    /// A rendered answer kept by [`Ctx::remember`], if it was read at the
+    /// position where this request found its session live (so nothing was
+    /// committed in between). None for a session that needs confirming.
     pub fn cached(&self, key: &str) -> Option<Bytes> {
-        if self.pending_guard().is_some() {
-            return None;
-        }
-        self.app.reads.get(self.app.db.stamp(), key)
+        self.app.reads.get(self.live_at, key)
     }
 
     /// Keeps a rendered answer read at `read_at`. Only for answers that are the
@@ -188,12 +188,13 @@ impl App {
         };
         req.set_params(matched.params);
         let endpoint = &matched.route.target;
-        let (principal, guard) = match endpoint.access {
-            Access::Public => (None, None),
+        let (principal, guard, live_at) = match endpoint.access {
+            Access::Public => (None, None, None),
             Access::Session => match auth::authenticate(self, &req).await {
                 Ok(found) => (
                     Some(found.principal),
                     found.recheck.map(|hash| SessionGuard::new(self, hash)),
+                    found.live_at,
                 ),
                 Err(err) => return Response::error(&err),
             },
@@ -203,6 +204,7 @@ impl App {
             req,
             principal,
             guard: guard.clone(),
+            live_at,
         };
         let answer = (endpoint.handler)(ctx).await;
         // A handler that never reached the store has not confirmed a session

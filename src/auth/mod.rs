@@ -41,12 +41,16 @@ pub fn request_key(req: &Request) -> Option<&str> {
 
 /// A request's caller, and whether that still has to be confirmed.
 pub struct Authenticated {
-    pub principal: Principal,
+    pub principal: Arc<Principal>,
     /// The key's hash when the principal came from the session cache while the
     /// store has changed since it was cached (a logout, a `user remove` by the
     /// CLI...): the request's first store call confirms the session inside its
     /// own transaction (see [`SessionGuard`]), so no extra round trip is spent.
     pub recheck: Option<Vec<u8>>,
+    /// The store position at which the session was known live (none when it
+    /// still has to be confirmed): cached answers read at this same position
+    /// are current for this request.
+    pub live_at: Option<Stamp>,
 }
 
 /// How long sessions live, in milliseconds.
@@ -102,12 +106,16 @@ pub async fn authenticate(app: &Arc<App>, req: &Request) -> ApiResult<Authentica
     let hash = sessions::hash_key(key);
     let limits = SessionLimits::of(app);
     let now = clock::now_ms();
-    let (found, recheck) = match app.sessions.get(&hash) {
+    let (found, recheck, live_at) = match app.sessions.get(&hash) {
         // A cached entry that looks expired may have been refreshed since:
         // only the store can say.
         Some((read_at, found)) if !limits.expired(&found, now) => {
             let unchanged = read_at.is_some() && read_at == app.db.stamp();
-            (found, (!unchanged).then(|| hash.clone()))
+            if unchanged {
+                (found, None, read_at)
+            } else {
+                (found, Some(hash.clone()), None)
+            }
         }
         _ => {
             let lookup = hash.clone();
@@ -116,7 +124,7 @@ pub async fn authenticate(app: &Arc<App>, req: &Request) -> ApiResult<Authentica
                 .read_at(move |conn, _| check_session(conn, &lookup, limits))
                 .await?;
             app.sessions.insert(read_at, &hash, found.clone());
-            (found, None)
+            (found, None, read_at)
         }
     };
     // Refresh the sliding expiry now and then rather than on every request, so
@@ -140,6 +148,7 @@ pub async fn authenticate(app: &Arc<App>, req: &Request) -> ApiResult<Authentica
     Ok(Authenticated {
         principal: found.principal,
         recheck,
+        live_at,
     })
 }
 

@@ -6,6 +6,8 @@ use ring::digest::{SHA256, digest};
 use ring::rand::{SecureRandom, SystemRandom};
 use rusqlite::{Connection, OptionalExtension, params};
 
+use std::sync::Arc;
+
 use super::Principal;
 
 pub struct NewKey {
@@ -38,7 +40,8 @@ pub fn insert(conn: &Connection, hash: &[u8], account_id: i64, now: i64) -> rusq
 /// A live session and when it was last used.
 #[derive(Clone, Debug)]
 pub struct Found {
-    pub principal: Principal,
+    /// Shared: every request of the key gets the same one, without copying.
+    pub principal: Arc<Principal>,
     pub created_at: i64,
     pub last_used_at: i64,
 }
@@ -50,12 +53,12 @@ pub fn find(conn: &Connection, hash: &[u8]) -> rusqlite::Result<Option<Found>> {
     )?
     .query_row([hash], |row| {
         Ok(Found {
-            principal: Principal {
+            principal: Arc::new(Principal {
                 account_id: row.get(0)?,
                 username: row.get(1)?,
                 tenant: row.get(2)?,
                 is_admin: row.get(3)?,
-            },
+            }),
             created_at: row.get(4)?,
             last_used_at: row.get(5)?,
         })

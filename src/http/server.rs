@@ -202,17 +202,19 @@ where
     H: Fn(Request) -> Fut,
     Fut: Future<Output = Response>,
 {
-    let started = Instant::now();
-    let method = req.method().as_str().to_string();
-    let target = req.uri().path_and_query().map_or_else(
-        || req.uri().path().to_string(),
-        |pq| pq.as_str().to_string(),
-    );
+    // The access line costs a clock read and two copies; skip them when off.
+    let logging = log::log_enabled!(target: "access", log::Level::Info);
+    let started = logging.then(Instant::now);
     let (parts, body) = req.into_parts();
+    let target = parts
+        .uri
+        .path_and_query()
+        .map_or_else(|| parts.uri.path(), |pq| pq.as_str());
     let body = body.map_err(Into::into).boxed();
+    let method = Method::parse(parts.method.as_str());
     let response = match Request::new(
-        Method::parse(parts.method.as_str()),
-        &target,
+        method,
+        target,
         parts.headers,
         body,
         Some(remote),
@@ -221,13 +223,16 @@ where
         Ok(request) => handler(request).await,
         Err(err) => Response::error(&err),
     };
-    log::info!(
-        target: "access",
-        "{remote} {method} {} {} {:.1}ms",
-        redact_secrets(&target),
-        response.status(),
-        started.elapsed().as_secs_f64() * 1000.0
-    );
+    if let Some(started) = started {
+        log::info!(
+            target: "access",
+            "{remote} {} {} {} {:.1}ms",
+            parts.method,
+            redact_secrets(target),
+            response.status(),
+            started.elapsed().as_secs_f64() * 1000.0
+        );
+    }
     response.into_hyper()
 }
 
