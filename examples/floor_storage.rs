@@ -1,54 +1,70 @@
-//! The storage floor for `bench/run`: a raw rusqlite loop doing the same write
-//! as a port PUT (read the row, then upsert it), one transaction and one commit
-//! per row, with Quayside's pragmas (WAL, synchronous=FULL). Quayside's PUT
-//! throughput is measured as a multiple of this.
+//! The storage floor for `bench/run`: the very write a port PUT makes
+//! (`locations::store::upsert`: read the row, then write the columns that
+//! changed) with the same body as the PUT scenario, on a copy of the same loaded
+//! data file, with Quayside's pragmas (WAL, synchronous=FULL), one transaction
+//! and one commit per row. No HTTP, no writer thread, no batching: what the
+//! disk and SQLite allow one row at a time. Quayside's PUT throughput is
+//! measured as a multiple of this.
 //!
-//! Usage: floor_storage DATA_FILE SECONDS; prints `rows/s: N`.
+//! Usage: floor_storage DATA_FILE SECONDS CODES_FILE; prints `rows/s: N`.
 
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use quayside::locations::Catalog;
+use quayside::locations::model::LocationFields;
+use quayside::locations::store;
 
 fn main() {
+    let usage = "usage: floor_storage DATA_FILE SECONDS CODES_FILE";
     let mut args = std::env::args().skip(1);
-    let path = args.next().expect("usage: floor_storage DATA_FILE SECONDS");
-    let seconds: u64 = args.next().and_then(|s| s.parse().ok()).unwrap_or(10);
-    let mut conn = rusqlite::Connection::open(&path).expect("open");
-    conn.execute_batch(
-        "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;
-         CREATE TABLE IF NOT EXISTS locations (
-            catalog TEXT NOT NULL, client_code TEXT NOT NULL, name TEXT NOT NULL,
-            name_folded TEXT NOT NULL, general_comments TEXT, status_code TEXT NOT NULL,
-            created_at INTEGER NOT NULL, creator TEXT NOT NULL, modified_at INTEGER NOT NULL,
-            modifier TEXT NOT NULL, PRIMARY KEY (catalog, client_code)) WITHOUT ROWID;",
-    )
-    .expect("schema");
+    let path = args.next().expect(usage);
+    let seconds: u64 = args.next().and_then(|s| s.parse().ok()).expect(usage);
+    let codes: Vec<String> = std::fs::read_to_string(args.next().expect(usage))
+        .expect("codes file")
+        .lines()
+        .filter(|l| l.len() >= 2)
+        .map(str::to_string)
+        .collect();
+    assert!(!codes.is_empty(), "no codes");
+    let conn = quayside::db::open_connection(std::path::Path::new(&path)).expect("open");
+    let now = || {
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as i64)
+    };
+    // xorshift: a random code per row, like the PUT scenario's Lua.
+    let mut state = now() as u64 | 1;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
     let deadline = Instant::now() + Duration::from_secs(seconds);
     let started = Instant::now();
     let mut rows: u64 = 0;
     while Instant::now() < deadline {
-        let code = format!("P{}", rows % 10_000);
-        let tx = conn.transaction().expect("begin");
-        let _existing: Option<String> = tx
-            .query_row(
-                "SELECT name FROM locations WHERE catalog = 'ports' AND client_code = ?1",
-                [&code],
-                |row| row.get(0),
-            )
-            .ok();
-        tx.execute(
-            "INSERT INTO locations (catalog, client_code, name, name_folded, general_comments, \
-             status_code, created_at, creator, modified_at, modifier) \
-             VALUES ('ports', ?1, ?2, lower(?2), ?3, 'ACTIVE', ?4, 'bench', ?4, 'bench') \
-             ON CONFLICT (catalog, client_code) DO UPDATE SET name = excluded.name, \
-             general_comments = excluded.general_comments, modified_at = excluded.modified_at",
-            rusqlite::params![
-                code,
-                format!("Port {code}"),
-                format!("comment {rows}"),
-                rows as i64
-            ],
-        )
-        .expect("upsert");
-        tx.commit().expect("commit");
+        let code = &codes[(next() % codes.len() as u64) as usize];
+        // The PUT scenario's body: name, country, status and a new comment.
+        let fields = LocationFields {
+            name: format!("Port {code}"),
+            country_code: Some(code[..2].to_string()),
+            geo_region_code: None,
+            latitude_deg: None,
+            latitude_min: None,
+            latitude_sec: None,
+            latitude_ns: None,
+            longitude_deg: None,
+            longitude_min: None,
+            longitude_sec: None,
+            longitude_we: None,
+            status_code: "ACTIVE".to_string(),
+            restrictions: None,
+            general_comments: Some(format!("bench {rows} {}", next() % 1_000_000_000)),
+        };
+        conn.execute_batch("BEGIN IMMEDIATE").expect("begin");
+        store::upsert(&conn, Catalog::Ports, code, &fields, "admin", now()).expect("upsert");
+        conn.execute_batch("COMMIT").expect("commit");
         rows += 1;
     }
     println!(
