@@ -203,15 +203,14 @@ fn serve(data: &Path, args: ServeArgs) -> Result<(), String> {
     })
 }
 
-/// glibc keeps freed memory in per-thread arenas, and raises its mmap threshold
-/// after large frees so later 1 MiB blob buffers come from (and stay in) those
-/// arenas. A fixed threshold returns large buffers to the system at once, which
-/// keeps the footprint flat; a few arenas (not the default 8 per core, not one)
-/// keep the async workers from queueing on one allocator lock.
+/// glibc gives every thread that allocates its own arena (up to 8 per core),
+/// and freed memory stays in them. Eight arenas keep the async workers from
+/// queueing on one allocator lock (two cost 15% of the read throughput) while
+/// bounding the footprint: 38 MiB peak with 16 concurrent 64 MiB downloads.
+/// (A fixed mmap threshold saved a few MiB more but made uploads 1.8x slower.)
 fn limit_malloc_arenas() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     {
-        const M_MMAP_THRESHOLD: i32 = -3;
         const M_ARENA_MAX: i32 = -8;
         unsafe extern "C" {
             fn mallopt(param: i32, value: i32) -> i32;
@@ -219,7 +218,6 @@ fn limit_malloc_arenas() {
         // SAFETY: mallopt only adjusts allocator settings; called once, before
         // any other thread exists.
         unsafe {
-            mallopt(M_MMAP_THRESHOLD, 256 * 1024);
             mallopt(M_ARENA_MAX, 8);
         }
     }
