@@ -8,12 +8,14 @@ pub mod password;
 pub mod routes;
 pub mod sessions;
 
+use std::cell::RefCell;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::app::App;
 use crate::clock;
 use crate::db::changes::Stamp;
+use crate::db::writer;
 use crate::error::{ApiError, ApiResult};
 use crate::http::Request;
 
@@ -180,15 +182,52 @@ impl SessionGuard {
     /// Runs on the store call's connection, before the call's own work.
     /// `read_at` is the position the read began at (`None` in the writer,
     /// whose view includes its batch's uncommitted work).
+    ///
+    /// In the writer, a key confirmed by an earlier write of the same batch
+    /// is not looked up again: nothing can end it in between but a logout in
+    /// that batch, which forgets the confirmations ([`forget_confirmed`]).
     pub fn confirm(&self, conn: &rusqlite::Connection, read_at: Option<Stamp>) -> ApiResult<()> {
         if self.passed() {
             return Ok(());
         }
-        let found = check_session(conn, &self.hash, self.limits)?;
-        self.cache.insert(read_at, &self.hash, found);
+        let transaction = read_at
+            .is_none()
+            .then(writer::current_transaction)
+            .flatten();
+        let seen = transaction.is_some_and(|t| {
+            CONFIRMED_IN_TRANSACTION.with(|c| {
+                let c = c.borrow();
+                c.0 == t && c.1.iter().any(|h| **h == **self.hash)
+            })
+        });
+        if !seen {
+            let found = check_session(conn, &self.hash, self.limits)?;
+            self.cache.insert(read_at, &self.hash, found);
+            if let Some(t) = transaction {
+                CONFIRMED_IN_TRANSACTION.with(|c| {
+                    let mut c = c.borrow_mut();
+                    if c.0 != t {
+                        *c = (t, Vec::new());
+                    }
+                    c.1.push(self.hash.clone());
+                });
+            }
+        }
         self.passed.store(true, Ordering::Release);
         Ok(())
     }
+}
+
+thread_local! {
+    /// Keys confirmed in the writer's current transaction (its id, the key hashes).
+    static CONFIRMED_IN_TRANSACTION: RefCell<(u64, Vec<Arc<Vec<u8>>>)> =
+        const { RefCell::new((0, Vec::new())) };
+}
+
+/// Called where the writer ends a session: later writes of the same batch must
+/// look their key up again.
+pub fn forget_confirmed() {
+    CONFIRMED_IN_TRANSACTION.with(|c| c.borrow_mut().1.clear());
 }
 
 /// Unpadded base64url, as used for session keys and generated passwords.
@@ -209,7 +248,58 @@ pub fn base64url(bytes: &[u8]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::base64url;
+    use std::time::Duration;
+
+    use super::{SessionGuard, accounts, base64url, password, sessions};
+    use crate::app::{App, Settings};
+    use crate::db::Db;
+    use crate::error::ApiError;
+
+    /// Regression test for the per-batch memo of confirmed keys: a logout
+    /// queued between two writes of the same key, all three in one batch,
+    /// must end the key for the write after it.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_logout_in_the_same_batch_ends_the_key_for_the_writes_after_it() {
+        let dir = std::env::temp_dir().join(format!("quayside-memo-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let db = Db::open(&dir.join("memo.db"), 2, None).unwrap();
+        let app = App::new(db.clone(), Settings::default());
+        let key = sessions::new_key();
+        let stored = key.hash.clone();
+        db.write(move |conn| {
+            let hashed = password::hash("a-long-password", 1000);
+            let id = accounts::insert(conn, "dora", "tenant-a", false, &hashed, 0)?;
+            sessions::insert(conn, &stored, id, crate::clock::now_ms())?;
+            Ok(())
+        })
+        .await
+        .unwrap();
+        // Hold the writer so the next three writes queue up as one batch.
+        let hold = tokio::spawn(db.write(|_| {
+            std::thread::sleep(Duration::from_millis(150));
+            Ok(())
+        }));
+        tokio::time::sleep(Duration::from_millis(30)).await;
+        let (before, after) = (
+            SessionGuard::new(&app, key.hash.clone()),
+            SessionGuard::new(&app, key.hash.clone()),
+        );
+        let first = tokio::spawn(db.write(move |conn| before.confirm(conn, None)));
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        let ended = key.hash.clone();
+        let logout = tokio::spawn(db.write(move |conn| Ok(sessions::delete(conn, &ended)?)));
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        let second = tokio::spawn(db.write(move |conn| after.confirm(conn, None)));
+        hold.await.unwrap().unwrap();
+        assert!(first.await.unwrap().is_ok(), "the key was live");
+        assert!(logout.await.unwrap().unwrap(), "the logout removed it");
+        assert!(
+            matches!(second.await.unwrap(), Err(ApiError::Unauthorized(_))),
+            "a write after the logout in the same batch is refused"
+        );
+        db.close().unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     #[test]
     fn base64url_matches_rfc4648_vectors() {

@@ -7,6 +7,7 @@
 //! `synchronous=FULL` then costs one fsync per batch, not per request. Each
 //! caller is answered only after the batch's COMMIT returned.
 
+use std::cell::Cell;
 use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Mutex};
@@ -65,6 +66,19 @@ where
 }
 
 type Job = Box<dyn WriteJob>;
+
+thread_local! {
+    /// The writer thread's latest transaction; 0 on every other thread.
+    static TRANSACTION: Cell<u64> = const { Cell::new(0) };
+}
+
+/// The writer's current transaction, when called from inside a write (`None`
+/// anywhere else). Facts established earlier in the same transaction still
+/// hold: no other process can commit while the writer holds the write lock.
+pub fn current_transaction() -> Option<u64> {
+    let id = TRANSACTION.with(Cell::get);
+    (id != 0).then_some(id)
+}
 
 #[derive(Clone)]
 pub struct Writer {
@@ -145,12 +159,16 @@ fn commit_batch(conn: &Connection, batch: &mut Vec<Job>) {
     let mut in_transaction = false;
     for mut job in batch.drain(..) {
         if !in_transaction {
-            if let Err(err) = conn.execute_batch("BEGIN IMMEDIATE") {
+            if let Err(err) = conn
+                .prepare_cached("BEGIN IMMEDIATE")
+                .and_then(|mut s| s.execute([]))
+            {
                 log::error!("writer cannot begin a transaction: {err}");
                 job.deliver(Err(ApiError::from(err)));
                 continue;
             }
             in_transaction = true;
+            TRANSACTION.with(|t| t.set(t.get().wrapping_add(1).max(1)));
         }
         if let Err(err) = conn
             .prepare_cached("SAVEPOINT request")
@@ -189,12 +207,16 @@ fn commit_batch(conn: &Connection, batch: &mut Vec<Job>) {
     if !in_transaction {
         return;
     }
-    let committed = conn.execute_batch("COMMIT").map_err(|err| {
-        let err = ApiError::from(err);
-        log::error!("writer commit failed: {err}");
-        let _ = conn.execute_batch("ROLLBACK");
-        err
-    });
+    let committed = conn
+        .prepare_cached("COMMIT")
+        .and_then(|mut s| s.execute([]))
+        .map(|_| ())
+        .map_err(|err| {
+            let err = ApiError::from(err);
+            log::error!("writer commit failed: {err}");
+            let _ = conn.execute_batch("ROLLBACK");
+            err
+        });
     for job in done {
         job.deliver(match &committed {
             Ok(()) => Ok(()),

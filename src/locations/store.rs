@@ -15,30 +15,48 @@ const COLUMNS: &str = "client_code, name, country_code, geo_region_code, latitud
     longitude_we, status_code, restrictions, general_comments, created_at, creator, \
     modified_at, modifier";
 
+/// The 14 write-shape fields, from column `first` on (in [`COLUMNS`] order).
+fn fields_at(row: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result<LocationFields> {
+    Ok(LocationFields {
+        name: row.get(first)?,
+        country_code: row.get(first + 1)?,
+        geo_region_code: row.get(first + 2)?,
+        latitude_deg: row.get(first + 3)?,
+        latitude_min: row.get(first + 4)?,
+        latitude_sec: row.get(first + 5)?,
+        latitude_ns: row.get(first + 6)?,
+        longitude_deg: row.get(first + 7)?,
+        longitude_min: row.get(first + 8)?,
+        longitude_sec: row.get(first + 9)?,
+        longitude_we: row.get(first + 10)?,
+        status_code: row.get(first + 11)?,
+        restrictions: row.get(first + 12)?,
+        general_comments: row.get(first + 13)?,
+    })
+}
+
 fn from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Location> {
     Ok(Location {
         client_code: row.get(0)?,
-        fields: LocationFields {
-            name: row.get(1)?,
-            country_code: row.get(2)?,
-            geo_region_code: row.get(3)?,
-            latitude_deg: row.get(4)?,
-            latitude_min: row.get(5)?,
-            latitude_sec: row.get(6)?,
-            latitude_ns: row.get(7)?,
-            longitude_deg: row.get(8)?,
-            longitude_min: row.get(9)?,
-            longitude_sec: row.get(10)?,
-            longitude_we: row.get(11)?,
-            status_code: row.get(12)?,
-            restrictions: row.get(13)?,
-            general_comments: row.get(14)?,
-        },
+        fields: fields_at(row, 1)?,
         date_created: clock::format_ms(row.get(15)?),
         creator: row.get(16)?,
         date_modified: clock::format_ms(row.get(17)?),
         modifier: row.get(18)?,
     })
+}
+
+/// Only the write-shape fields of a record: what a PUT compares against.
+fn get_fields(
+    conn: &Connection,
+    catalog: Catalog,
+    code: &str,
+) -> rusqlite::Result<Option<LocationFields>> {
+    conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM locations WHERE catalog = ?1 AND client_code = ?2"
+    ))?
+    .query_row(params![catalog.key(), code], |row| fields_at(row, 1))
+    .optional()
 }
 
 pub fn get(conn: &Connection, catalog: Catalog, code: &str) -> rusqlite::Result<Option<Location>> {
@@ -67,14 +85,14 @@ pub fn upsert(
     username: &str,
     now: i64,
 ) -> rusqlite::Result<Upserted> {
-    let Some(existing) = get(conn, catalog, code)? else {
+    let Some(existing) = get_fields(conn, catalog, code)? else {
         insert(conn, catalog, code, fields, username, now)?;
         return Ok(Upserted::Created);
     };
-    if &existing.fields == fields {
+    if &existing == fields {
         return Ok(Upserted::Unchanged);
     }
-    update_changed(conn, catalog, code, &existing.fields, fields, username, now)?;
+    update_changed(conn, catalog, code, &existing, fields, username, now)?;
     Ok(Upserted::Updated)
 }
 
