@@ -68,12 +68,20 @@ pub fn open_and_migrate(path: &Path) -> Result<Connection, String> {
 pub struct Db {
     path: PathBuf,
     readers: r2d2::Pool<SqliteConnectionManager>,
-    /// One permit per reader connection, handed out first come, first served:
-    /// waiting happens here, in order, rather than on blocking threads parked
-    /// in the pool (which wakes them in no particular order).
+    /// Reads in progress at once, handed out first come, first served: one
+    /// more than the cores (at most the pool's size). Reads are CPU work once
+    /// the file is cached; more at once only time-slice the same cores, and a
+    /// page of 200 that loses its slice waits several: the search p99 went
+    /// from 23-24 ms with 8 at once to 17 ms with 3, at the same throughput.
     read_slots: Arc<tokio::sync::Semaphore>,
     writer: Writer,
     changes: Arc<CommitWatch>,
+}
+
+/// How many reads may run at once (see `Db::read_slots`).
+fn read_slots(readers: u32) -> usize {
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+    (readers as usize).min(cores + 1).max(1)
 }
 
 impl Db {
@@ -109,7 +117,7 @@ impl Db {
         Ok(Db {
             path: path.to_path_buf(),
             readers: pool,
-            read_slots: Arc::new(tokio::sync::Semaphore::new(readers as usize)),
+            read_slots: Arc::new(tokio::sync::Semaphore::new(read_slots(readers))),
             writer: Writer::start(write_conn),
             changes: Arc::new(CommitWatch::new(path)),
         })
