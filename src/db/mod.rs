@@ -9,6 +9,7 @@
 pub mod blobs;
 pub mod cache;
 pub mod changes;
+pub mod checkpoint;
 pub mod migrate;
 pub mod writer;
 
@@ -75,6 +76,7 @@ pub struct Db {
     /// from 23-24 ms with 8 at once to 17 ms with 3, at the same throughput.
     read_slots: Arc<tokio::sync::Semaphore>,
     writer: Writer,
+    checkpointer: Arc<checkpoint::Checkpointer>,
     changes: Arc<CommitWatch>,
 }
 
@@ -94,6 +96,16 @@ impl Db {
         write_conn
             .execute_batch("PRAGMA analysis_limit = 1000; PRAGMA optimize = 0x10002;")
             .map_err(|e| format!("cannot refresh query statistics: {e}"))?;
+        write_conn
+            .query_row(
+                &format!(
+                    "PRAGMA wal_autocheckpoint = {}",
+                    checkpoint::WRITER_AUTOCHECKPOINT_PAGES
+                ),
+                [],
+                |_| Ok(()),
+            )
+            .map_err(|e| format!("cannot set the checkpoint threshold: {e}"))?;
         if let Some(pages) = max_page_count {
             write_conn
                 .query_row(&format!("PRAGMA max_page_count = {pages}"), [], |_| Ok(()))
@@ -119,6 +131,7 @@ impl Db {
             readers: pool,
             read_slots: Arc::new(tokio::sync::Semaphore::new(read_slots(readers))),
             writer: Writer::start(write_conn),
+            checkpointer: Arc::new(checkpoint::Checkpointer::start(path)?),
             changes: Arc::new(CommitWatch::new(path)),
         })
     }
@@ -193,6 +206,7 @@ impl Db {
     /// WAL back into the main file so the one `.db` file is the whole store.
     pub fn close(&self) -> Result<(), String> {
         self.writer.stop();
+        self.checkpointer.stop();
         let conn = open_connection(&self.path).map_err(|e| e.to_string())?;
         conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
             .map_err(|e| format!("checkpoint failed: {e}"))?;
