@@ -80,68 +80,10 @@ pub struct Location {
     pub modifier: String,
 }
 
-impl LocationFields {
-    /// Writes the 14 write-shape fields, in their documented order (the read
-    /// shape, [`LocationRef`], lists the same fields between its own).
-    fn serialize_into<S: SerializeStruct>(&self, out: &mut S) -> Result<(), S::Error> {
-        out.serialize_field("name", &self.name)?;
-        out.serialize_field("countryCode", &self.country_code)?;
-        out.serialize_field("geoRegionCode", &self.geo_region_code)?;
-        out.serialize_field("latitudeDeg", &self.latitude_deg)?;
-        out.serialize_field("latitudeMin", &self.latitude_min)?;
-        out.serialize_field("latitudeSec", &self.latitude_sec)?;
-        out.serialize_field("latitudeNs", &self.latitude_ns)?;
-        out.serialize_field("longitudeDeg", &self.longitude_deg)?;
-        out.serialize_field("longitudeMin", &self.longitude_min)?;
-        out.serialize_field("longitudeSec", &self.longitude_sec)?;
-        out.serialize_field("longitudeWe", &self.longitude_we)?;
-        out.serialize_field("statusCode", &self.status_code)?;
-        out.serialize_field("restrictions", &self.restrictions)?;
-        out.serialize_field("generalComments", &self.general_comments)
-    }
-}
-
-impl Serialize for LocationFields {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut out = serializer.serialize_struct("LocationFields", WRITE_FIELDS.len())?;
-        self.serialize_into(&mut out)?;
-        out.end()
-    }
-}
-
-impl Serialize for Location {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let f = &self.fields;
-        LocationRef {
-            client_code: &self.client_code,
-            name: &f.name,
-            country_code: f.country_code.as_deref(),
-            geo_region_code: f.geo_region_code.as_deref(),
-            latitude_deg: f.latitude_deg,
-            latitude_min: f.latitude_min,
-            latitude_sec: f.latitude_sec,
-            latitude_ns: f.latitude_ns.as_deref(),
-            longitude_deg: f.longitude_deg,
-            longitude_min: f.longitude_min,
-            longitude_sec: f.longitude_sec,
-            longitude_we: f.longitude_we.as_deref(),
-            status_code: &f.status_code,
-            restrictions: f.restrictions.as_deref(),
-            general_comments: f.general_comments.as_deref(),
-            date_created: &self.date_created,
-            creator: &self.creator,
-            date_modified: &self.date_modified,
-            modifier: &self.modifier,
-        }
-        .serialize(serializer)
-    }
-}
-
-/// The read shape over borrowed text: the one definition of how a record is
-/// rendered, used for an owned [`Location`] and, on the search path, straight
-/// over the columns of a result row (no per-field allocation).
-pub struct LocationRef<'a> {
-    pub client_code: &'a str,
+/// The 14 write-shape fields over borrowed text, in their documented order:
+/// the one list of them, used by both shapes and by search rows rendered
+/// straight from SQLite (no per-field allocation).
+pub struct FieldsRef<'a> {
     pub name: &'a str,
     pub country_code: Option<&'a str>,
     pub geo_region_code: Option<&'a str>,
@@ -156,16 +98,10 @@ pub struct LocationRef<'a> {
     pub status_code: &'a str,
     pub restrictions: Option<&'a str>,
     pub general_comments: Option<&'a str>,
-    pub date_created: &'a str,
-    pub creator: &'a str,
-    pub date_modified: &'a str,
-    pub modifier: &'a str,
 }
 
-impl Serialize for LocationRef<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut out = serializer.serialize_struct("Location", WRITE_FIELDS.len() + 5)?;
-        out.serialize_field("clientCode", self.client_code)?;
+impl FieldsRef<'_> {
+    fn serialize_into<S: SerializeStruct>(&self, out: &mut S) -> Result<(), S::Error> {
         out.serialize_field("name", self.name)?;
         out.serialize_field("countryCode", &self.country_code)?;
         out.serialize_field("geoRegionCode", &self.geo_region_code)?;
@@ -179,12 +115,74 @@ impl Serialize for LocationRef<'_> {
         out.serialize_field("longitudeWe", &self.longitude_we)?;
         out.serialize_field("statusCode", self.status_code)?;
         out.serialize_field("restrictions", &self.restrictions)?;
-        out.serialize_field("generalComments", &self.general_comments)?;
+        out.serialize_field("generalComments", &self.general_comments)
+    }
+}
+
+impl<'a> From<&'a LocationFields> for FieldsRef<'a> {
+    fn from(f: &'a LocationFields) -> FieldsRef<'a> {
+        FieldsRef {
+            name: &f.name,
+            country_code: f.country_code.as_deref(),
+            geo_region_code: f.geo_region_code.as_deref(),
+            latitude_deg: f.latitude_deg,
+            latitude_min: f.latitude_min,
+            latitude_sec: f.latitude_sec,
+            latitude_ns: f.latitude_ns.as_deref(),
+            longitude_deg: f.longitude_deg,
+            longitude_min: f.longitude_min,
+            longitude_sec: f.longitude_sec,
+            longitude_we: f.longitude_we.as_deref(),
+            status_code: &f.status_code,
+            restrictions: f.restrictions.as_deref(),
+            general_comments: f.general_comments.as_deref(),
+        }
+    }
+}
+
+impl Serialize for LocationFields {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut out = serializer.serialize_struct("LocationFields", WRITE_FIELDS.len())?;
+        FieldsRef::from(self).serialize_into(&mut out)?;
+        out.end()
+    }
+}
+
+/// The read shape over borrowed text: the write shape between the fields the
+/// service sets.
+pub struct LocationRef<'a> {
+    pub client_code: &'a str,
+    pub fields: FieldsRef<'a>,
+    pub date_created: &'a str,
+    pub creator: &'a str,
+    pub date_modified: &'a str,
+    pub modifier: &'a str,
+}
+
+impl Serialize for LocationRef<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut out = serializer.serialize_struct("Location", WRITE_FIELDS.len() + 5)?;
+        out.serialize_field("clientCode", self.client_code)?;
+        self.fields.serialize_into(&mut out)?;
         out.serialize_field("dateCreated", self.date_created)?;
         out.serialize_field("creator", self.creator)?;
         out.serialize_field("dateModified", self.date_modified)?;
         out.serialize_field("modifier", self.modifier)?;
         out.end()
+    }
+}
+
+impl Serialize for Location {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        LocationRef {
+            client_code: &self.client_code,
+            fields: (&self.fields).into(),
+            date_created: &self.date_created,
+            creator: &self.creator,
+            date_modified: &self.date_modified,
+            modifier: &self.modifier,
+        }
+        .serialize(serializer)
     }
 }
 

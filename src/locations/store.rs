@@ -5,7 +5,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 
 use super::Catalog;
 use super::model::{
-    Location, LocationFields, LocationRef, STATUS_ACTIVE, STATUS_INACTIVE, SearchQuery,
+    FieldsRef, Location, LocationFields, LocationRef, STATUS_ACTIVE, STATUS_INACTIVE, SearchQuery,
 };
 use crate::clock::{self, MS_TEXT_LEN};
 use crate::error::{ApiError, ApiResult};
@@ -301,20 +301,22 @@ pub fn search(
         };
         let record = LocationRef {
             client_code: required(0)?,
-            name: required(1)?,
-            country_code: text(2)?,
-            geo_region_code: text(3)?,
-            latitude_deg: row.get(4)?,
-            latitude_min: row.get(5)?,
-            latitude_sec: row.get(6)?,
-            latitude_ns: text(7)?,
-            longitude_deg: row.get(8)?,
-            longitude_min: row.get(9)?,
-            longitude_sec: row.get(10)?,
-            longitude_we: text(11)?,
-            status_code: required(12)?,
-            restrictions: text(13)?,
-            general_comments: text(14)?,
+            fields: FieldsRef {
+                name: required(1)?,
+                country_code: text(2)?,
+                geo_region_code: text(3)?,
+                latitude_deg: row.get(4)?,
+                latitude_min: row.get(5)?,
+                latitude_sec: row.get(6)?,
+                latitude_ns: text(7)?,
+                longitude_deg: row.get(8)?,
+                longitude_min: row.get(9)?,
+                longitude_sec: row.get(10)?,
+                longitude_we: text(11)?,
+                status_code: required(12)?,
+                restrictions: text(13)?,
+                general_comments: text(14)?,
+            },
             date_created: clock::format_ms_into(row.get(15)?, &mut created),
             creator: required(16)?,
             date_modified: clock::format_ms_into(row.get(17)?, &mut modified),
