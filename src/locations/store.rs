@@ -149,8 +149,10 @@ fn update_changed(
     now: i64,
 ) -> rusqlite::Result<()> {
     let folded = crate::validate::fold(&new.name);
+    let key = catalog.key();
+    // ?1 and ?2 are the key; each changed column takes the next number.
     let mut columns: Vec<&str> = Vec::with_capacity(18);
-    let mut values: Vec<&dyn ToSql> = Vec::with_capacity(20);
+    let mut values: Vec<&dyn ToSql> = vec![&key, &code];
     macro_rules! changed {
         ($field:ident, $column:literal) => {
             if old.$field != new.$field {
@@ -187,14 +189,11 @@ fn update_changed(
         .enumerate()
         .map(|(i, column)| format!("{column} = ?{}", i + 3))
         .collect();
-    let key = catalog.key();
-    let mut all: Vec<&dyn ToSql> = vec![&key, &code];
-    all.extend(values);
     conn.prepare_cached(&format!(
         "UPDATE locations SET {} WHERE catalog = ?1 AND client_code = ?2",
         assignments.join(", ")
     ))?
-    .execute(all.as_slice())?;
+    .execute(values.as_slice())?;
     Ok(())
 }
 
