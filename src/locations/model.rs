@@ -119,6 +119,54 @@ impl FieldsRef<'_> {
     }
 }
 
+impl FieldsRef<'_> {
+    /// One bit per field that differs from `other`, in declaration order
+    /// (the store's `WRITE_COLUMNS`); 0 when equal.
+    pub fn differences(&self, other: &FieldsRef<'_>) -> u16 {
+        let same = [
+            self.name == other.name,
+            self.country_code == other.country_code,
+            self.geo_region_code == other.geo_region_code,
+            self.latitude_deg == other.latitude_deg,
+            self.latitude_min == other.latitude_min,
+            self.latitude_sec == other.latitude_sec,
+            self.latitude_ns == other.latitude_ns,
+            self.longitude_deg == other.longitude_deg,
+            self.longitude_min == other.longitude_min,
+            self.longitude_sec == other.longitude_sec,
+            self.longitude_we == other.longitude_we,
+            self.status_code == other.status_code,
+            self.restrictions == other.restrictions,
+            self.general_comments == other.general_comments,
+        ];
+        same.iter()
+            .enumerate()
+            .filter(|(_, same)| !**same)
+            .fold(0, |mask, (bit, _)| mask | 1 << bit)
+    }
+}
+
+impl From<FieldsRef<'_>> for LocationFields {
+    fn from(f: FieldsRef<'_>) -> LocationFields {
+        LocationFields {
+            name: f.name.to_string(),
+            country_code: f.country_code.map(str::to_string),
+            geo_region_code: f.geo_region_code.map(str::to_string),
+            latitude_deg: f.latitude_deg,
+            latitude_min: f.latitude_min,
+            latitude_sec: f.latitude_sec,
+            latitude_ns: f.latitude_ns.map(str::to_string),
+            longitude_deg: f.longitude_deg,
+            longitude_min: f.longitude_min,
+            longitude_sec: f.longitude_sec,
+            longitude_we: f.longitude_we.map(str::to_string),
+            status_code: f.status_code.to_string(),
+            restrictions: f.restrictions.map(str::to_string),
+            general_comments: f.general_comments.map(str::to_string),
+        }
+    }
+}
+
 impl<'a> From<&'a LocationFields> for FieldsRef<'a> {
     fn from(f: &'a LocationFields) -> FieldsRef<'a> {
         FieldsRef {

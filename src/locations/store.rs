@@ -1,5 +1,10 @@
 //! SQL for the location catalogs.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::sync::LazyLock;
+
 use rusqlite::types::{ToSql, Type};
 use rusqlite::{Connection, OptionalExtension, params};
 
@@ -10,35 +15,106 @@ use super::model::{
 use crate::clock::{self, MS_TEXT_LEN};
 use crate::error::{ApiError, ApiResult};
 
-const COLUMNS: &str = "client_code, name, country_code, geo_region_code, latitude_deg, \
-    latitude_min, latitude_sec, latitude_ns, longitude_deg, longitude_min, longitude_sec, \
-    longitude_we, status_code, restrictions, general_comments, created_at, creator, \
-    modified_at, modifier";
+/// The write-shape fields' columns, in [`FieldsRef`] order: bit `i` of a
+/// change mask ([`FieldsRef::differences`]) stands for `WRITE_COLUMNS[i]`.
+const WRITE_COLUMNS: [&str; 14] = [
+    "name",
+    "country_code",
+    "geo_region_code",
+    "latitude_deg",
+    "latitude_min",
+    "latitude_sec",
+    "latitude_ns",
+    "longitude_deg",
+    "longitude_min",
+    "longitude_sec",
+    "longitude_we",
+    "status_code",
+    "restrictions",
+    "general_comments",
+];
 
-/// The 14 write-shape fields, from column `first` on (in [`COLUMNS`] order).
-fn fields_at(row: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result<LocationFields> {
-    Ok(LocationFields {
-        name: row.get(first)?,
-        country_code: row.get(first + 1)?,
-        geo_region_code: row.get(first + 2)?,
+/// Every column a record is read with: the code, the write-shape fields and
+/// the four the service sets.
+static COLUMNS: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "client_code, {}, created_at, creator, modified_at, modifier",
+        WRITE_COLUMNS.join(", ")
+    )
+});
+
+static SELECT_ONE: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "SELECT {} FROM locations WHERE catalog = ?1 AND client_code = ?2",
+        *COLUMNS
+    )
+});
+
+/// Only the write-shape fields of one record: what a PUT compares against.
+static SELECT_WRITE_FIELDS: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "SELECT {} FROM locations WHERE catalog = ?1 AND client_code = ?2",
+        WRITE_COLUMNS.join(", ")
+    )
+});
+
+/// The write-shape fields from column `first` on, borrowed from the row (no
+/// per-field allocation).
+fn fields_ref_at<'r>(row: &'r rusqlite::Row<'_>, first: usize) -> rusqlite::Result<FieldsRef<'r>> {
+    let text = |i: usize| -> rusqlite::Result<Option<&'r str>> {
+        row.get_ref(i)?
+            .as_str_or_null()
+            .map_err(|e| rusqlite::Error::FromSqlConversionFailure(i, Type::Text, Box::new(e)))
+    };
+    let required = |i: usize| -> rusqlite::Result<&'r str> {
+        text(i)?.ok_or(rusqlite::Error::InvalidColumnType(
+            i,
+            String::new(),
+            Type::Null,
+        ))
+    };
+    Ok(FieldsRef {
+        name: required(first)?,
+        country_code: text(first + 1)?,
+        geo_region_code: text(first + 2)?,
         latitude_deg: row.get(first + 3)?,
         latitude_min: row.get(first + 4)?,
         latitude_sec: row.get(first + 5)?,
-        latitude_ns: row.get(first + 6)?,
+        latitude_ns: text(first + 6)?,
         longitude_deg: row.get(first + 7)?,
         longitude_min: row.get(first + 8)?,
         longitude_sec: row.get(first + 9)?,
-        longitude_we: row.get(first + 10)?,
-        status_code: row.get(first + 11)?,
-        restrictions: row.get(first + 12)?,
-        general_comments: row.get(first + 13)?,
+        longitude_we: text(first + 10)?,
+        status_code: required(first + 11)?,
+        restrictions: text(first + 12)?,
+        general_comments: text(first + 13)?,
     })
+}
+
+/// The fields as SQL values, in [`WRITE_COLUMNS`] order.
+fn sql_values<'f>(fields: &'f FieldsRef<'_>) -> [&'f dyn ToSql; 14] {
+    [
+        &fields.name,
+        &fields.country_code,
+        &fields.geo_region_code,
+        &fields.latitude_deg,
+        &fields.latitude_min,
+        &fields.latitude_sec,
+        &fields.latitude_ns,
+        &fields.longitude_deg,
+        &fields.longitude_min,
+        &fields.longitude_sec,
+        &fields.longitude_we,
+        &fields.status_code,
+        &fields.restrictions,
+        &fields.general_comments,
+    ]
 }
 
 fn from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Location> {
     Ok(Location {
         client_code: row.get(0)?,
-        fields: fields_at(row, 1)?,
+        fields: fields_ref_at(row, 1)?.into(),
         date_created: clock::format_ms(row.get(15)?),
         creator: row.get(16)?,
         date_modified: clock::format_ms(row.get(17)?),
@@ -46,25 +122,10 @@ fn from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Location> {
     })
 }
 
-/// Only the write-shape fields of a record: what a PUT compares against.
-fn get_fields(
-    conn: &Connection,
-    catalog: Catalog,
-    code: &str,
-) -> rusqlite::Result<Option<LocationFields>> {
-    conn.prepare_cached(&format!(
-        "SELECT {COLUMNS} FROM locations WHERE catalog = ?1 AND client_code = ?2"
-    ))?
-    .query_row(params![catalog.key(), code], |row| fields_at(row, 1))
-    .optional()
-}
-
 pub fn get(conn: &Connection, catalog: Catalog, code: &str) -> rusqlite::Result<Option<Location>> {
-    conn.prepare_cached(&format!(
-        "SELECT {COLUMNS} FROM locations WHERE catalog = ?1 AND client_code = ?2"
-    ))?
-    .query_row(params![catalog.key(), code], from_row)
-    .optional()
+    conn.prepare_cached(&SELECT_ONE)?
+        .query_row(params![catalog.key(), code], from_row)
+        .optional()
 }
 
 /// What a PUT did.
@@ -85,15 +146,27 @@ pub fn upsert(
     username: &str,
     now: i64,
 ) -> rusqlite::Result<Upserted> {
-    let Some(existing) = get_fields(conn, catalog, code)? else {
-        insert(conn, catalog, code, fields, username, now)?;
-        return Ok(Upserted::Created);
+    let new = FieldsRef::from(fields);
+    // Compared while the row is current; the statement is done before the UPDATE.
+    let changed = {
+        let mut statement = conn.prepare_cached(&SELECT_WRITE_FIELDS)?;
+        let mut rows = statement.query(params![catalog.key(), code])?;
+        match rows.next()? {
+            Some(row) => Some(fields_ref_at(row, 0)?.differences(&new)),
+            None => None,
+        }
     };
-    if &existing == fields {
-        return Ok(Upserted::Unchanged);
+    match changed {
+        None => {
+            insert(conn, catalog, code, fields, username, now)?;
+            Ok(Upserted::Created)
+        }
+        Some(0) => Ok(Upserted::Unchanged),
+        Some(changed) => {
+            update_changed(conn, catalog, code, changed, &new, username, now)?;
+            Ok(Upserted::Updated)
+        }
     }
-    update_changed(conn, catalog, code, &existing, fields, username, now)?;
-    Ok(Upserted::Updated)
 }
 
 fn insert(
@@ -143,58 +216,68 @@ fn update_changed(
     conn: &Connection,
     catalog: Catalog,
     code: &str,
-    old: &LocationFields,
-    new: &LocationFields,
+    changed: u16,
+    new: &FieldsRef<'_>,
     username: &str,
     now: i64,
 ) -> rusqlite::Result<()> {
-    let folded = crate::validate::fold(&new.name);
     let key = catalog.key();
-    // ?1 and ?2 are the key; each changed column takes the next number.
-    let mut columns: Vec<&str> = Vec::with_capacity(18);
-    let mut values: Vec<&dyn ToSql> = vec![&key, &code];
-    macro_rules! changed {
-        ($field:ident, $column:literal) => {
-            if old.$field != new.$field {
-                columns.push($column);
-                values.push(&new.$field);
-            }
-        };
+    let folded = crate::validate::fold(new.name);
+    // In the order of `update_sql`'s placeholders: the key, each changed
+    // column, the folded name with the name, then who and when.
+    let mut values: Vec<&dyn ToSql> = Vec::with_capacity(19);
+    values.extend([&key as &dyn ToSql, &code]);
+    for (bit, value) in sql_values(new).into_iter().enumerate() {
+        if changed & (1 << bit) != 0 {
+            values.push(value);
+        }
     }
-    if old.name != new.name {
-        columns.push("name");
-        values.push(&new.name);
-        columns.push("name_folded");
+    if changed & NAME_BIT != 0 {
         values.push(&folded);
     }
-    changed!(country_code, "country_code");
-    changed!(geo_region_code, "geo_region_code");
-    changed!(latitude_deg, "latitude_deg");
-    changed!(latitude_min, "latitude_min");
-    changed!(latitude_sec, "latitude_sec");
-    changed!(latitude_ns, "latitude_ns");
-    changed!(longitude_deg, "longitude_deg");
-    changed!(longitude_min, "longitude_min");
-    changed!(longitude_sec, "longitude_sec");
-    changed!(longitude_we, "longitude_we");
-    changed!(status_code, "status_code");
-    changed!(restrictions, "restrictions");
-    changed!(general_comments, "general_comments");
-    columns.push("modified_at");
-    values.push(&now);
-    columns.push("modifier");
-    values.push(&username);
-    let assignments: Vec<String> = columns
-        .iter()
-        .enumerate()
-        .map(|(i, column)| format!("{column} = ?{}", i + 3))
-        .collect();
-    conn.prepare_cached(&format!(
-        "UPDATE locations SET {} WHERE catalog = ?1 AND client_code = ?2",
-        assignments.join(", ")
-    ))?
-    .execute(values.as_slice())?;
+    values.extend([&now as &dyn ToSql, &username]);
+    conn.prepare_cached(&update_sql(changed))?
+        .execute(values.as_slice())?;
     Ok(())
+}
+
+/// Bit of the `name` column in a change mask (`name_folded` follows it).
+const NAME_BIT: u16 = 1;
+
+/// The `UPDATE` for one set of changed columns, built once per set: a PUT then
+/// costs no SQL text of its own.
+fn update_sql(changed: u16) -> Rc<str> {
+    thread_local! {
+        static TEXT: RefCell<HashMap<u16, Rc<str>>> = RefCell::new(HashMap::new());
+    }
+    TEXT.with(|text| {
+        text.borrow_mut()
+            .entry(changed)
+            .or_insert_with(|| {
+                let mut columns: Vec<&str> = WRITE_COLUMNS
+                    .iter()
+                    .enumerate()
+                    .filter(|(bit, _)| changed & (1 << bit) != 0)
+                    .map(|(_, column)| *column)
+                    .collect();
+                if changed & NAME_BIT != 0 {
+                    columns.push("name_folded");
+                }
+                columns.extend(["modified_at", "modifier"]);
+                // ?1 and ?2 are the key; each column takes the next number.
+                let assignments: Vec<String> = columns
+                    .iter()
+                    .enumerate()
+                    .map(|(i, column)| format!("{column} = ?{}", i + 3))
+                    .collect();
+                format!(
+                    "UPDATE locations SET {} WHERE catalog = ?1 AND client_code = ?2",
+                    assignments.join(", ")
+                )
+                .into()
+            })
+            .clone()
+    })
 }
 
 /// DELETE: an active record becomes inactive; an inactive one is removed.
@@ -274,7 +357,8 @@ pub fn search(
     page_params.push(&limit);
     page_params.push(&offset);
     let mut statement = conn.prepare_cached(&format!(
-        "SELECT {COLUMNS} FROM locations WHERE {filter} ORDER BY client_code LIMIT ? OFFSET ?"
+        "SELECT {} FROM locations WHERE {filter} ORDER BY client_code LIMIT ? OFFSET ?",
+        *COLUMNS
     ))?;
     let mut rows = statement.query(page_params.as_slice())?;
     out.reserve(limit.clamp(0, 1000) as usize * 480);
@@ -286,36 +370,14 @@ pub fn search(
             out.push(b',');
         }
         first = false;
-        let text = |i: usize| -> rusqlite::Result<Option<&str>> {
-            row.get_ref(i)?
-                .as_str_or_null()
-                .map_err(|e| rusqlite::Error::FromSqlConversionFailure(i, Type::Text, Box::new(e)))
-        };
         let required = |i: usize| -> rusqlite::Result<&str> {
-            text(i)?.ok_or(rusqlite::Error::InvalidColumnType(
-                i,
-                String::new(),
-                Type::Null,
-            ))
+            row.get_ref(i)?
+                .as_str()
+                .map_err(|e| rusqlite::Error::FromSqlConversionFailure(i, Type::Text, Box::new(e)))
         };
         let record = LocationRef {
             client_code: required(0)?,
-            fields: FieldsRef {
-                name: required(1)?,
-                country_code: text(2)?,
-                geo_region_code: text(3)?,
-                latitude_deg: row.get(4)?,
-                latitude_min: row.get(5)?,
-                latitude_sec: row.get(6)?,
-                latitude_ns: text(7)?,
-                longitude_deg: row.get(8)?,
-                longitude_min: row.get(9)?,
-                longitude_sec: row.get(10)?,
-                longitude_we: text(11)?,
-                status_code: required(12)?,
-                restrictions: text(13)?,
-                general_comments: text(14)?,
-            },
+            fields: fields_ref_at(row, 1)?,
             date_created: clock::format_ms_into(row.get(15)?, &mut created),
             creator: required(16)?,
             date_modified: clock::format_ms_into(row.get(17)?, &mut modified),
@@ -325,4 +387,95 @@ pub fn search(
     }
     out.push(b']');
     Ok(total)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn update_sql_sets_the_changed_columns_then_the_folded_name_then_who_and_when() {
+        let name_and_comments = NAME_BIT | 1 << 13;
+        assert_eq!(
+            &*update_sql(name_and_comments),
+            "UPDATE locations SET name = ?3, general_comments = ?4, name_folded = ?5, \
+             modified_at = ?6, modifier = ?7 WHERE catalog = ?1 AND client_code = ?2"
+        );
+        assert_eq!(
+            &*update_sql(1 << 11),
+            "UPDATE locations SET status_code = ?3, modified_at = ?4, modifier = ?5 \
+             WHERE catalog = ?1 AND client_code = ?2"
+        );
+    }
+
+    #[test]
+    fn each_field_changed_alone_sets_its_own_bit_and_column() {
+        let base = LocationFields {
+            name: "Rotterdam".into(),
+            country_code: Some("NL".into()),
+            geo_region_code: None,
+            latitude_deg: Some(51),
+            latitude_min: Some(55),
+            latitude_sec: None,
+            latitude_ns: Some("N".into()),
+            longitude_deg: Some(4),
+            longitude_min: Some(29),
+            longitude_sec: None,
+            longitude_we: Some("E".into()),
+            status_code: "ACTIVE".into(),
+            restrictions: None,
+            general_comments: None,
+        };
+        let mut variants = Vec::new();
+        let mut v = base.clone();
+        v.name = "Rotterdam Europoort".into();
+        variants.push((v, "name"));
+        let mut v = base.clone();
+        v.country_code = None;
+        variants.push((v, "country_code"));
+        let mut v = base.clone();
+        v.geo_region_code = Some("ZH".into());
+        variants.push((v, "geo_region_code"));
+        let mut v = base.clone();
+        v.latitude_deg = Some(52);
+        variants.push((v, "latitude_deg"));
+        let mut v = base.clone();
+        v.latitude_min = None;
+        variants.push((v, "latitude_min"));
+        let mut v = base.clone();
+        v.latitude_sec = Some(1.5);
+        variants.push((v, "latitude_sec"));
+        let mut v = base.clone();
+        v.latitude_ns = Some("S".into());
+        variants.push((v, "latitude_ns"));
+        let mut v = base.clone();
+        v.longitude_deg = Some(5);
+        variants.push((v, "longitude_deg"));
+        let mut v = base.clone();
+        v.longitude_min = Some(30);
+        variants.push((v, "longitude_min"));
+        let mut v = base.clone();
+        v.longitude_sec = Some(2.25);
+        variants.push((v, "longitude_sec"));
+        let mut v = base.clone();
+        v.longitude_we = Some("W".into());
+        variants.push((v, "longitude_we"));
+        let mut v = base.clone();
+        v.status_code = "INACTIVE".into();
+        variants.push((v, "status_code"));
+        let mut v = base.clone();
+        v.restrictions = Some("draft 12 m".into());
+        variants.push((v, "restrictions"));
+        let mut v = base.clone();
+        v.general_comments = Some("pilot".into());
+        variants.push((v, "general_comments"));
+        assert_eq!(variants.len(), WRITE_COLUMNS.len());
+        let before = FieldsRef::from(&base);
+        assert_eq!(before.differences(&FieldsRef::from(&base)), 0);
+        for (bit, (changed, column)) in variants.iter().enumerate() {
+            let mask = before.differences(&FieldsRef::from(changed));
+            assert_eq!(mask, 1 << bit, "{column}");
+            assert_eq!(WRITE_COLUMNS[bit], *column);
+        }
+    }
 }
