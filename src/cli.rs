@@ -263,7 +263,7 @@ fn ensure_first_admin(data: &Path, iterations: u32) -> Result<(), String> {
         _ => (password::random_password(), true),
     };
     let hash = password::hash(&secret, iterations);
-    let tenant = uuid::Uuid::new_v4().to_string();
+    let tenant = crate::ids::new_id();
     accounts::insert(&conn, "admin", &tenant, true, &hash, clock::now_ms())
         .map_err(|e| format!("cannot create the admin account: {e}"))?;
     if generated {
@@ -302,7 +302,7 @@ fn user(data: &Path, command: UserCommand) -> Result<(), String> {
                         })?
                         .tenant
                 }
-                None => uuid::Uuid::new_v4().to_string(),
+                None => crate::ids::new_id(),
             };
             let secret = read_password()?;
             let hash = password::hash(&secret, pbkdf2_iterations);

@@ -13,6 +13,7 @@ pub mod documents;
 pub mod envelope;
 pub mod error;
 pub mod http;
+pub mod ids;
 pub mod listing;
 pub mod locations;
 pub mod openapi;

@@ -232,7 +232,7 @@ pub async fn upload(mut ctx: Ctx, view: View) -> ApiResult<Response> {
             blobs::mark_complete(conn, &blob)?;
             let now = clock::now_ms();
             let attachment = Attachment {
-                id: uuid::Uuid::new_v4().to_string(),
+                id: crate::ids::new_id(),
                 workspace_id: doc.workspace_id.clone(),
                 document_id: doc.id.clone(),
                 blob_id: blob.id.clone(),

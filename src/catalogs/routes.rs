@@ -117,7 +117,7 @@ pub async fn create(mut ctx: Ctx) -> ApiResult<Response> {
             }
             let now = clock::now_ms();
             let item = CatalogItem {
-                id: uuid::Uuid::new_v4().to_string(),
+                id: crate::ids::new_id(),
                 workspace_id: ws.id.clone(),
                 catalog: catalog.key().to_string(),
                 name,
@@ -243,7 +243,7 @@ pub fn link(
     }
     let now = clock::now_ms();
     let link = Synonym {
-        id: uuid::Uuid::new_v4().to_string(),
+        id: crate::ids::new_id(),
         workspace_id: ws.id.clone(),
         catalog: catalog.key().to_string(),
         base_item: base.id,

@@ -233,7 +233,7 @@ impl RefContext<'_> {
                     found
                 } else {
                     let item = CatalogItem {
-                        id: uuid::Uuid::new_v4().to_string(),
+                        id: crate::ids::new_id(),
                         workspace_id: self.workspace.to_string(),
                         catalog: catalog.key().to_string(),
                         name,

@@ -46,7 +46,7 @@ pub struct BlobWriter {
 
 impl BlobWriter {
     pub async fn create(db: &Db) -> ApiResult<BlobWriter> {
-        let id = uuid::Uuid::new_v4().to_string();
+        let id = crate::ids::new_id();
         let row = id.clone();
         db.write(move |conn| {
             conn.prepare_cached("INSERT INTO blobs (id, created_at) VALUES (?1, ?2)")?

@@ -151,7 +151,7 @@ pub async fn create(mut ctx: Ctx, kind: &'static Kind) -> ApiResult<Response> {
                 workspace: &ws,
                 job: job.as_ref(),
             };
-            let id = uuid::Uuid::new_v4().to_string();
+            let id = crate::ids::new_id();
             let (normalized, used) = prepare(conn, &user, kind, &place, &id, &body, None)?;
             let now = clock::now_ms();
             let doc = Document {

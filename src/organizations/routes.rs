@@ -76,7 +76,7 @@ pub async fn create(mut ctx: Ctx) -> ApiResult<Response> {
     check_audience(input.audience.as_deref(), &tenant).map_err(|e| in_body(e, prefix))?;
     let now = clock::now_ms();
     let org = Organization {
-        id: uuid::Uuid::new_v4().to_string(),
+        id: crate::ids::new_id(),
         name: input.name.unwrap_or_default(),
         audience: tenant,
         category: input.category.flatten(),

@@ -108,7 +108,7 @@ pub async fn create(mut ctx: Ctx, generation: Generation) -> ApiResult<Response>
             let (client_audience, vendor_audience) = check_parties(conn, &user, &input)?;
             let now = clock::now_ms();
             let ws = Workspace {
-                id: uuid::Uuid::new_v4().to_string(),
+                id: crate::ids::new_id(),
                 description: input.description.flatten(),
                 client: Party { ..input.client },
                 vendor: Party { ..input.vendor },
