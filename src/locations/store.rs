@@ -43,6 +43,7 @@ static COLUMNS: LazyLock<String> = LazyLock::new(|| {
     )
 });
 
+/// One whole record by its key.
 static SELECT_ONE: LazyLock<String> = LazyLock::new(|| {
     format!(
         "SELECT {} FROM locations WHERE catalog = ?1 AND client_code = ?2",
