@@ -427,50 +427,36 @@ mod tests {
             restrictions: None,
             general_comments: None,
         };
-        let mut variants = Vec::new();
-        let mut v = base.clone();
-        v.name = "Rotterdam Europoort".into();
-        variants.push((v, "name"));
-        let mut v = base.clone();
-        v.country_code = None;
-        variants.push((v, "country_code"));
-        let mut v = base.clone();
-        v.geo_region_code = Some("ZH".into());
-        variants.push((v, "geo_region_code"));
-        let mut v = base.clone();
-        v.latitude_deg = Some(52);
-        variants.push((v, "latitude_deg"));
-        let mut v = base.clone();
-        v.latitude_min = None;
-        variants.push((v, "latitude_min"));
-        let mut v = base.clone();
-        v.latitude_sec = Some(1.5);
-        variants.push((v, "latitude_sec"));
-        let mut v = base.clone();
-        v.latitude_ns = Some("S".into());
-        variants.push((v, "latitude_ns"));
-        let mut v = base.clone();
-        v.longitude_deg = Some(5);
-        variants.push((v, "longitude_deg"));
-        let mut v = base.clone();
-        v.longitude_min = Some(30);
-        variants.push((v, "longitude_min"));
-        let mut v = base.clone();
-        v.longitude_sec = Some(2.25);
-        variants.push((v, "longitude_sec"));
-        let mut v = base.clone();
-        v.longitude_we = Some("W".into());
-        variants.push((v, "longitude_we"));
-        let mut v = base.clone();
-        v.status_code = "INACTIVE".into();
-        variants.push((v, "status_code"));
-        let mut v = base.clone();
-        v.restrictions = Some("draft 12 m".into());
-        variants.push((v, "restrictions"));
-        let mut v = base.clone();
-        v.general_comments = Some("pilot".into());
-        variants.push((v, "general_comments"));
-        assert_eq!(variants.len(), WRITE_COLUMNS.len());
+        // Each field changed alone, in declaration order, with its column.
+        type Edit = (&'static str, fn(&mut LocationFields));
+        let edits: [Edit; 14] = [
+            ("name", |f| f.name = "Rotterdam Europoort".into()),
+            ("country_code", |f| f.country_code = None),
+            ("geo_region_code", |f| f.geo_region_code = Some("ZH".into())),
+            ("latitude_deg", |f| f.latitude_deg = Some(52)),
+            ("latitude_min", |f| f.latitude_min = None),
+            ("latitude_sec", |f| f.latitude_sec = Some(1.5)),
+            ("latitude_ns", |f| f.latitude_ns = Some("S".into())),
+            ("longitude_deg", |f| f.longitude_deg = Some(5)),
+            ("longitude_min", |f| f.longitude_min = Some(30)),
+            ("longitude_sec", |f| f.longitude_sec = Some(2.25)),
+            ("longitude_we", |f| f.longitude_we = Some("W".into())),
+            ("status_code", |f| f.status_code = "INACTIVE".into()),
+            ("restrictions", |f| {
+                f.restrictions = Some("draft 12 m".into())
+            }),
+            ("general_comments", |f| {
+                f.general_comments = Some("pilot".into())
+            }),
+        ];
+        let variants: Vec<(LocationFields, &str)> = edits
+            .iter()
+            .map(|(column, edit)| {
+                let mut changed = base.clone();
+                edit(&mut changed);
+                (changed, *column)
+            })
+            .collect();
         let before = FieldsRef::from(&base);
         assert_eq!(before.differences(&FieldsRef::from(&base)), 0);
         for (bit, (changed, column)) in variants.iter().enumerate() {
