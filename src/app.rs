@@ -1,6 +1,10 @@
 //! The application: shared state, the request context handlers receive, and
 //! [`App::handle`], which takes one request through routing, authentication and
 //! its handler to a response. Tests can call it directly, without a socket.
+//!
+//! A route is declared once, as an [`Endpoint`] (method, path, access, handler
+//! and its OpenAPI operation); `src/routes.rs` lists them and hands the list
+//! to [`App::new`], which builds the router from it.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -10,13 +14,19 @@ use std::time::Duration;
 use bytes::Bytes;
 use rusqlite::Connection;
 
-use crate::auth::{self, Principal, SessionGuard, cache::SessionCache, lockout::Lockout};
+use crate::auth::cache::SessionCache;
+use crate::auth::check::{SessionCheck, SessionGuard, SessionLimits};
+use crate::auth::lockout::Lockout;
+use crate::auth::principal::{Access, Principal};
 use crate::db::Db;
+use crate::db::blobs::{self, BlobWriter};
 use crate::db::cache::ReadCache;
 use crate::db::changes::Stamp;
 use crate::error::{ApiError, ApiResult};
 use crate::http::request::settle_unread;
-use crate::http::{Request, Response, Router};
+use crate::http::{Method, Request, Response, Router};
+use crate::openapi::op::Op;
+use crate::workspaces::scope::{self, Scope};
 
 /// Settings a running server needs; `serve`'s options fill them.
 #[derive(Clone, Debug)]
@@ -36,7 +46,7 @@ impl Default for Settings {
         Settings {
             session_idle: Duration::from_secs(8 * 3600),
             session_max: Duration::from_secs(7 * 24 * 3600),
-            pbkdf2_iterations: auth::password::DEFAULT_ITERATIONS,
+            pbkdf2_iterations: crate::auth::password::DEFAULT_ITERATIONS,
             max_upload_bytes: 256 * 1024 * 1024,
         }
     }
@@ -45,25 +55,62 @@ impl Default for Settings {
 pub type HandlerFuture = Pin<Box<dyn Future<Output = ApiResult<Response>> + Send>>;
 pub type Handler = Box<dyn Fn(Ctx) -> HandlerFuture + Send + Sync>;
 
-/// Who may call a route.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Access {
-    /// Anyone: login, health, the OpenAPI document.
-    Public,
-    /// A live session key is required.
-    Session,
-}
-
+/// One route, declared once: the router and `/openapi.json` both read it.
 pub struct Endpoint {
+    pub method: Method,
+    pub pattern: &'static str,
     pub access: Access,
     pub handler: Handler,
+    /// Its operation in the OpenAPI document.
+    pub doc: Op,
+}
+
+/// A route any caller may use.
+pub fn public<F, Fut>(method: Method, pattern: &'static str, doc: Op, handler: F) -> Endpoint
+where
+    F: Fn(Ctx) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = ApiResult<Response>> + Send + 'static,
+{
+    endpoint(method, pattern, Access::Public, doc, handler)
+}
+
+/// A route that needs a live session key.
+pub fn session<F, Fut>(method: Method, pattern: &'static str, doc: Op, handler: F) -> Endpoint
+where
+    F: Fn(Ctx) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = ApiResult<Response>> + Send + 'static,
+{
+    endpoint(method, pattern, Access::Session, doc, handler)
+}
+
+fn endpoint<F, Fut>(
+    method: Method,
+    pattern: &'static str,
+    access: Access,
+    doc: Op,
+    handler: F,
+) -> Endpoint
+where
+    F: Fn(Ctx) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = ApiResult<Response>> + Send + 'static,
+{
+    Endpoint {
+        method,
+        pattern,
+        access,
+        handler: Box::new(move |ctx| Box::pin(handler(ctx))),
+        doc,
+    }
 }
 
 /// What a handler receives: the application, the request, and who it acts for.
 ///
-/// Handlers reach the store through [`Ctx::read`] and [`Ctx::write`]: when the
-/// caller's session came from the cache after the store changed, those calls
-/// confirm it first, inside the same transaction (one hop, not two).
+/// Handlers reach the store only through this: [`Ctx::read`] and
+/// [`Ctx::write`], or, under `/workspaces/{workspace_id}`, [`Ctx::read_in`]
+/// and [`Ctx::write_in`], which load the workspace the caller may see inside
+/// the same transaction. When the caller's session came from the cache after
+/// the store changed, each confirms it first, in that same transaction (one
+/// hop, not two).
 pub struct Ctx {
     pub app: Arc<App>,
     pub req: Request,
@@ -81,14 +128,36 @@ impl Ctx {
             .ok_or_else(|| ApiError::Unauthorized("A session key is required".into()))
     }
 
+    fn caller(&self) -> ApiResult<Arc<Principal>> {
+        self.principal
+            .clone()
+            .ok_or_else(|| ApiError::Unauthorized("A session key is required".into()))
+    }
+
+    /// `f` preceded by the session's confirmation, when one is pending.
+    fn confirming<T, F>(
+        &self,
+        f: F,
+    ) -> impl FnOnce(&Connection, Option<Stamp>) -> ApiResult<T> + Send + 'static
+    where
+        F: FnOnce(&Connection) -> ApiResult<T> + Send + 'static,
+    {
+        let guard = self.guard.as_ref().filter(|g| !g.passed()).cloned();
+        move |conn, read_at| {
+            if let Some(guard) = &guard {
+                guard.confirm(conn, read_at)?;
+            }
+            f(conn)
+        }
+    }
+
     /// Runs `f` in one read transaction (see [`Db::read`]).
     pub fn read<T, F>(&self, f: F) -> impl Future<Output = ApiResult<T>> + Send + 'static
     where
         F: FnOnce(&Connection) -> ApiResult<T> + Send + 'static,
         T: Send + 'static,
     {
-        let read = self.read_at(move |conn| f(conn));
-        async move { Ok(read.await?.1) }
+        self.app.db.read(self.confirming(f))
     }
 
     /// [`Ctx::read`], also answering the position the read began at, under
@@ -101,13 +170,7 @@ impl Ctx {
         F: FnOnce(&Connection) -> ApiResult<T> + Send + 'static,
         T: Send + 'static,
     {
-        let guard = self.pending_guard();
-        self.app.db.read_at(move |conn, read_at| {
-            if let Some(guard) = &guard {
-                guard.confirm(conn, read_at)?;
-            }
-            f(conn)
-        })
+        self.app.db.read_at(self.confirming(f))
     }
 
     /// Runs `f` through the single writer (see [`Db::write`]).
@@ -116,13 +179,60 @@ impl Ctx {
         F: FnOnce(&Connection) -> ApiResult<T> + Send + 'static,
         T: Send + 'static,
     {
-        let guard = self.pending_guard();
-        self.app.db.write(move |conn| {
-            if let Some(guard) = &guard {
-                guard.confirm(conn, None)?;
-            }
-            f(conn)
+        let f = self.confirming(f);
+        self.app.db.write(move |conn| f(conn, None))
+    }
+
+    /// The workspace of the path (`{workspace_id}`) as the caller may see it,
+    /// with the caller: a workspace the caller may not see is a 404.
+    fn scoped<T, F>(
+        &self,
+        f: F,
+    ) -> ApiResult<impl FnOnce(&Connection) -> ApiResult<T> + Send + 'static>
+    where
+        F: FnOnce(&Connection, &Scope) -> ApiResult<T> + Send + 'static,
+    {
+        let user = self.caller()?;
+        let workspace = self.req.param("workspace_id").to_string();
+        Ok(move |conn: &Connection| {
+            let scope = scope::load(conn, user, &workspace)?;
+            f(conn, &scope)
         })
+    }
+
+    /// [`Ctx::read`] in the workspace of the path: `f` gets the [`Scope`].
+    pub fn read_in<T, F>(&self, f: F) -> impl Future<Output = ApiResult<T>> + Send + 'static
+    where
+        F: FnOnce(&Connection, &Scope) -> ApiResult<T> + Send + 'static,
+        T: Send + 'static,
+    {
+        let read = self.scoped(f).map(|f| self.read(f));
+        async move { read?.await }
+    }
+
+    /// [`Ctx::write`] in the workspace of the path: `f` gets the [`Scope`].
+    pub fn write_in<T, F>(&self, f: F) -> impl Future<Output = ApiResult<T>> + Send + 'static
+    where
+        F: FnOnce(&Connection, &Scope) -> ApiResult<T> + Send + 'static,
+        T: Send + 'static,
+    {
+        let write = self.scoped(f).map(|f| self.write(f));
+        async move { write?.await }
+    }
+
+    /// A new blob, written chunk by chunk through the writer (uploads).
+    pub async fn blob_writer(&self) -> ApiResult<BlobWriter> {
+        BlobWriter::create(&self.app.db).await
+    }
+
+    /// The bytes `start..end` of a blob, read a piece at a time (downloads).
+    pub fn blob_stream(
+        &self,
+        blob_id: &str,
+        start: u64,
+        end: u64,
+    ) -> tokio::sync::mpsc::Receiver<Result<Bytes, std::io::Error>> {
+        blobs::stream(&self.app.db, blob_id, start, end)
     }
 
     /// A rendered answer kept by [`Ctx::remember`], if it was read at the
@@ -137,37 +247,44 @@ impl Ctx {
     pub fn remember(&self, read_at: Option<Stamp>, key: String, value: Bytes) {
         self.app.reads.insert(read_at, key, value);
     }
-
-    fn pending_guard(&self) -> Option<SessionGuard> {
-        self.guard.as_ref().filter(|g| !g.passed()).cloned()
-    }
 }
 
 pub struct App {
     pub db: Db,
     pub settings: Settings,
     pub lockout: Lockout,
-    /// Sessions recently seen (see [`auth::cache`]).
-    pub sessions: Arc<SessionCache>,
+    /// The session check and the sessions seen (see [`crate::auth::check`]).
+    pub sessions: SessionCheck,
     /// Rendered answers kept until the next commit (see [`crate::db::cache`]).
     pub reads: ReadCache,
     router: Router<Endpoint>,
 }
 
 impl App {
-    pub fn new(db: Db, settings: Settings) -> Arc<App> {
+    /// The application serving `routes` (see `src/routes.rs`).
+    pub fn new(db: Db, settings: Settings, routes: Vec<Endpoint>) -> Arc<App> {
+        let mut router = Router::default();
+        for endpoint in routes {
+            router.add(endpoint.method, endpoint.pattern, endpoint);
+        }
+        let limits = SessionLimits::new(settings.session_idle, settings.session_max);
         Arc::new(App {
+            sessions: SessionCheck::new(db.clone(), limits),
             db,
             settings,
             lockout: Lockout::default(),
-            sessions: Arc::default(),
             reads: ReadCache::new(crate::db::cache::DEFAULT_BUDGET_BYTES),
-            router: crate::routes::table(),
+            router,
         })
     }
 
     pub fn router(&self) -> &Router<Endpoint> {
         &self.router
+    }
+
+    /// The sessions seen, for tests and the CLI.
+    pub fn session_cache(&self) -> &Arc<SessionCache> {
+        &self.sessions.cache
     }
 
     /// Routes, authenticates and runs one request. Every failure becomes the
@@ -190,10 +307,10 @@ impl App {
         let endpoint = &matched.route.target;
         let (principal, guard, live_at) = match endpoint.access {
             Access::Public => (None, None, None),
-            Access::Session => match auth::authenticate(self, &req).await {
+            Access::Session => match self.sessions.authenticate(&req).await {
                 Ok(found) => (
                     Some(found.principal),
-                    found.recheck.map(|hash| SessionGuard::new(self, hash)),
+                    found.recheck.map(|hash| self.sessions.guard(hash)),
                     found.live_at,
                 ),
                 Err(err) => return Response::error(&err),
@@ -213,7 +330,7 @@ impl App {
             let confirm = guard.clone();
             if let Err(err) = self
                 .db
-                .read_at(move |conn, at| confirm.confirm(conn, at))
+                .read(move |conn, at| confirm.confirm(conn, at))
                 .await
             {
                 return Response::error(&err);

@@ -179,7 +179,7 @@ fn serve(data: &Path, args: ServeArgs) -> Result<(), String> {
         println!("quayside listening on http://{address}");
         let _ = std::io::stdout().flush();
         log::info!("serving {} on http://{address}", data.display());
-        let app = App::new(database.clone(), settings);
+        let app = App::new(database.clone(), settings, crate::routes::table());
         crate::http::server::serve(
             listener,
             move |req| {

@@ -16,10 +16,15 @@
 use std::sync::OnceLock;
 
 use bytes::Bytes;
+use serde_json::{Value, json};
 
-use crate::app::Ctx;
+use crate::app::{Ctx, Endpoint, public};
 use crate::error::{ApiError, ApiResult};
+use crate::http::Method::Get;
 use crate::http::Response;
+use crate::openapi::op::Op;
+use crate::openapi::op::tags::SERVICE;
+use crate::openapi::schema::{parameter, string};
 
 /// One embedded file of the console.
 struct Asset {
@@ -70,6 +75,54 @@ pub fn files() -> impl Iterator<Item = &'static str> {
 /// not be framed; `data:` images allow the inline favicon.
 const CONTENT_SECURITY_POLICY: &str = "default-src 'self'; img-src 'self' data:; \
      style-src 'self'; script-src 'self'; connect-src 'self'; frame-ancestors 'none'";
+
+/// The console's routes.
+pub fn routes() -> Vec<Endpoint> {
+    let if_none_match = || {
+        parameter(
+            "header",
+            "If-None-Match",
+            "The ETag of a copy held: 304 when it still matches",
+            string(),
+        )
+    };
+    let text = |media_types: &[&str]| {
+        Value::Object(
+            media_types
+                .iter()
+                .map(|m| (m.to_string(), json!({"schema": {"type": "string"}})))
+                .collect(),
+        )
+    };
+    vec![
+        public(
+            Get,
+            "/",
+            Op::new(SERVICE, "The browser console's page")
+                .without_store()
+                .parameters([if_none_match()])
+                .answer(200, "The console (HTML)", text(&["text/html"]), &["ETag"])
+                .answer(304, "Not modified: the ETag matches", json!({}), &["ETag"]),
+            index,
+        ),
+        public(
+            Get,
+            "/console/{file}",
+            Op::new(SERVICE, "A file of the browser console")
+                .without_store()
+                .parameters([if_none_match()])
+                .answer(
+                    200,
+                    "The file",
+                    text(&["text/javascript", "text/css", "text/html"]),
+                    &["ETag"],
+                )
+                .answer(304, "Not modified: the ETag matches", json!({}), &["ETag"])
+                .error(404, Some("Not one of the console's files")),
+            asset,
+        ),
+    ]
+}
 
 /// `GET /`: the console's page.
 pub async fn index(ctx: Ctx) -> ApiResult<Response> {

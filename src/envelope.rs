@@ -24,19 +24,36 @@ pub fn v2(entity_type: &str, id: &str, body: Value, created_at: i64, updated_at:
     })
 }
 
-/// The envelope of a generation: `{id, body}` on the older paths, the v2
-/// entity envelope on `/v2`.
-pub fn for_generation(
-    generation: Generation,
-    entity_type: &str,
-    id: &str,
-    body: Value,
-    created_at: i64,
-    updated_at: i64,
-) -> Value {
-    match generation {
-        Generation::Older => older(id, body),
-        Generation::V2 => v2(entity_type, id, body, created_at, updated_at),
+/// A record of the workspace service: what both envelopes are made of. Its
+/// [`Entity::v2`] and [`Entity::render`] are the one rendering of every
+/// record's envelope.
+pub trait Entity {
+    /// The v2 `type`.
+    const ENTITY_TYPE: &'static str;
+    fn id(&self) -> &str;
+    fn body(&self) -> Value;
+    /// Created and last updated, in milliseconds since the epoch.
+    fn stamps(&self) -> (i64, i64);
+
+    /// The v2 envelope.
+    fn v2(&self) -> Value {
+        let (created_at, updated_at) = self.stamps();
+        v2(
+            Self::ENTITY_TYPE,
+            self.id(),
+            self.body(),
+            created_at,
+            updated_at,
+        )
+    }
+
+    /// The envelope of a generation: `{id, body}` on the older paths, the v2
+    /// entity envelope on `/v2`.
+    fn render(&self, generation: Generation) -> Value {
+        match generation {
+            Generation::Older => older(self.id(), self.body()),
+            Generation::V2 => self.v2(),
+        }
     }
 }
 

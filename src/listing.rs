@@ -71,19 +71,7 @@ pub fn parse(
         filters: Vec::new(),
     };
     let mut sort_given = false;
-    let mut seen: Vec<&str> = Vec::new();
-    for (name, value) in pairs {
-        let n = name.as_str();
-        if n == "api_key" || extra.contains(&n) {
-            continue;
-        }
-        if seen.contains(&n) {
-            return Err(ApiError::invalid_query(
-                n,
-                format!("`{n}` is given more than once"),
-            ));
-        }
-        seen.push(n);
+    for (n, value) in distinct_params(pairs, extra)? {
         match n {
             "limit" => query.limit = Some(whole_number_param(n, value, 0, MAX_LIMIT)?),
             "offset" => query.offset = whole_number_param(n, value, 0, i64::MAX)?,
@@ -120,6 +108,31 @@ pub fn parse(
         };
     }
     Ok(query)
+}
+
+/// The query parameters of a request once each, in order: `api_key` (the
+/// session key) and the names in `skip` (which the caller reads itself) left
+/// out; a name given twice is a 400. Every list and the location search read
+/// their parameters through this.
+pub fn distinct_params<'a>(
+    pairs: &'a [(String, String)],
+    skip: &[&str],
+) -> ApiResult<Vec<(&'a str, &'a String)>> {
+    let mut out: Vec<(&str, &String)> = Vec::with_capacity(pairs.len());
+    for (name, value) in pairs {
+        let n = name.as_str();
+        if n == "api_key" || skip.contains(&n) {
+            continue;
+        }
+        if out.iter().any(|(seen, _)| *seen == n) {
+            return Err(ApiError::invalid_query(
+                n,
+                format!("`{n}` is given more than once"),
+            ));
+        }
+        out.push((n, value));
+    }
+    Ok(out)
 }
 
 fn unknown_parameter(name: &str, fields: &dyn Fields) -> ApiError {

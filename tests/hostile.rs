@@ -52,6 +52,7 @@ fn world() -> &'static World {
                     pbkdf2_iterations: 1000,
                     ..Settings::default()
                 },
+                quayside::routes::table(),
             )
         });
         let mut world = World {

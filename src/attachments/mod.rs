@@ -7,7 +7,7 @@ pub mod store;
 
 use serde_json::{Value, json};
 
-use crate::envelope;
+use crate::envelope::Entity;
 
 pub const ENTITY_TYPE: &str = "svc.hub.attachment";
 
@@ -38,9 +38,17 @@ impl Attachment {
             "body": {"format": self.format, "size": self.size, "sha256": self.sha256},
         })
     }
+}
+
+impl Entity for Attachment {
+    const ENTITY_TYPE: &'static str = ENTITY_TYPE;
+
+    fn id(&self) -> &str {
+        &self.id
+    }
 
     /// The v2 attachment body.
-    pub fn body(&self) -> Value {
+    fn body(&self) -> Value {
         json!({
             "workspace": self.workspace_id,
             "document": self.document_id,
@@ -55,14 +63,8 @@ impl Attachment {
         })
     }
 
-    pub fn envelope(&self) -> Value {
-        envelope::v2(
-            ENTITY_TYPE,
-            &self.id,
-            self.body(),
-            self.created_at,
-            self.updated_at,
-        )
+    fn stamps(&self) -> (i64, i64) {
+        (self.created_at, self.updated_at)
     }
 }
 

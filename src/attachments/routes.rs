@@ -3,19 +3,27 @@
 
 use rusqlite::Connection;
 
-use super::{Attachment, content_disposition, media_type, store};
-use crate::app::Ctx;
-use crate::auth::Principal;
+use serde_json::{Value, json};
+
+use super::{Attachment, ENTITY_TYPE, content_disposition, media_type, store};
+use crate::app::{Ctx, Endpoint, session};
 use crate::clock;
-use crate::db::blobs::{self, BlobWriter};
+use crate::db::blobs;
 use crate::documents::kinds::JOB;
 use crate::documents::{self, Document};
+use crate::envelope::Entity;
 use crate::error::{ApiError, ApiResult};
+use crate::http::Method::{Delete, Get, Post};
 use crate::http::Response;
 use crate::http::multipart::Part;
 use crate::http::range::{self, ByteRange};
 use crate::listing::{self, ColumnFields, FieldType, Generation};
-use crate::workspaces;
+use crate::openapi::op::Op;
+use crate::openapi::op::tags::FILES;
+use crate::openapi::schema::{
+    envelope, filters, list_parameters, parameter, query, schema_ref, string,
+};
+use crate::workspaces::scope::Scope;
 
 /// Which view a request uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -43,7 +51,135 @@ const FIELDS: ColumnFields = ColumnFields(&[
     ("description", "a.description", FieldType::Text),
 ]);
 
+/// The routes of both views: list, upload, read, download, delete.
+pub fn routes() -> Vec<Endpoint> {
+    let references: Vec<Value> = [
+        "clientReferenceNumber",
+        "vendorReferenceNumber",
+        "description",
+    ]
+    .iter()
+    .map(|name| {
+        query(
+            name,
+            "Stored with the attachment",
+            json!({"type": "string", "maxLength": REFERENCE_MAX}),
+        )
+    })
+    .collect();
+    let mut routes = Vec::new();
+    for view in [View::JobFiles, View::Attachments] {
+        let generation = view.generation();
+        let (read, upload_parameters) = match view {
+            View::JobFiles => (schema_ref("FileDescriptor"), Vec::new()),
+            View::Attachments => (
+                envelope(Generation::V2, "Attachment", ENTITY_TYPE),
+                references.clone(),
+            ),
+        };
+        let [collection, item, content_path] = view.patterns();
+        routes.extend([
+            session(
+                Get,
+                collection,
+                Op::new(FILES, "List the files of a document")
+                    .parameters(list_parameters(generation, filters(&FIELDS)))
+                    .list("The files", read.clone()),
+                move |ctx| list(ctx, view),
+            ),
+            session(
+                Post,
+                collection,
+                Op::new(FILES, "Upload a file (streamed; all or nothing)")
+                    .parameters(upload_parameters)
+                    .upload_body()
+                    .ok(201, "Stored", read.clone()),
+                move |ctx| upload(ctx, view),
+            ),
+            session(
+                Get,
+                item,
+                Op::new(FILES, "Read a file's record").ok(200, "The record", read.clone()),
+                move |ctx| get(ctx, view),
+            ),
+            session(
+                Get,
+                content_path,
+                download_op(Op::new(FILES, "Download a file's bytes")),
+                move |ctx| content(ctx, view),
+            ),
+            session(
+                Delete,
+                item,
+                Op::new(FILES, "Delete a file and its bytes").ok(200, "The deleted record", read),
+                move |ctx| delete(ctx, view),
+            ),
+        ]);
+    }
+    routes
+}
+
+/// A download: conditional and single-range requests.
+fn download_op(op: Op) -> Op {
+    const WHOLE: &[&str] = &[
+        "Content-Length",
+        "Content-Disposition",
+        "ETag",
+        "Accept-Ranges",
+    ];
+    const PART: &[&str] = &[
+        "Content-Length",
+        "Content-Disposition",
+        "ETag",
+        "Accept-Ranges",
+        "Content-Range",
+    ];
+    let bytes = json!({"*/*": {"schema": {"type": "string", "format": "binary"}}});
+    op.parameters([
+        parameter(
+            "header",
+            "If-None-Match",
+            "The ETag of a copy held: 304 when it still matches",
+            string(),
+        ),
+        parameter(
+            "header",
+            "Range",
+            "One byte range (`bytes=a-b`, `bytes=a-`, `bytes=-n`); several are answered whole",
+            string(),
+        ),
+    ])
+    .answer(
+        200,
+        "The whole file, in its media type (`format`)",
+        bytes.clone(),
+        WHOLE,
+    )
+    .answer(206, "The requested range", bytes, PART)
+    .answer(304, "Not modified: the ETag matches", json!({}), &["ETag"])
+    .error(416, None)
+}
+
+/// Longest upload reference (`clientReferenceNumber` and the like), in characters.
+const REFERENCE_MAX: usize = 4000;
+
 impl View {
+    /// The collection, one file, and its content.
+    fn patterns(self) -> [&'static str; 3] {
+        match self {
+            View::JobFiles => [
+                "/workspaces/{workspace_id}/jobs/{job_id}/files",
+                "/workspaces/{workspace_id}/jobs/{job_id}/files/{file_id}",
+                "/workspaces/{workspace_id}/jobs/{job_id}/files/{file_id}/content",
+            ],
+            View::Attachments => [
+                "/v2/workspaces/{workspace_id}/documents/{document_id}/attachments",
+                "/v2/workspaces/{workspace_id}/documents/{document_id}/attachments/{attachment_id}",
+                "/v2/workspaces/{workspace_id}/documents/{document_id}/attachments/{attachment_id}/content",
+            ],
+        }
+    }
+
     fn document_param(self) -> &'static str {
         match self {
             View::JobFiles => "job_id",
@@ -68,31 +204,30 @@ impl View {
     fn render(self, a: &Attachment) -> serde_json::Value {
         match self {
             View::JobFiles => a.descriptor(),
-            View::Attachments => a.envelope(),
+            View::Attachments => a.v2(),
         }
     }
 }
 
+/// The ids a request names below its workspace: the document, the file.
+#[derive(Clone)]
 struct Target {
-    workspace: String,
     document: String,
     item: String,
 }
 
 fn target(ctx: &Ctx, view: View) -> Target {
     Target {
-        workspace: ctx.req.param("workspace_id").to_string(),
         document: ctx.req.param(view.document_param()).to_string(),
         item: ctx.req.param(view.item_param()).to_string(),
     }
 }
 
-/// The document the files hang on, in a workspace the caller may see.
-fn locate(conn: &Connection, user: &Principal, view: View, target: &Target) -> ApiResult<Document> {
-    let ws = workspaces::load_visible(conn, user, &target.workspace)?;
+/// The document the files hang on, in the caller's workspace.
+fn locate(conn: &Connection, scope: &Scope, view: View, target: &Target) -> ApiResult<Document> {
     let doc = match view {
-        View::JobFiles => documents::store::get(conn, &ws.id, &JOB, None, &target.document)?,
-        View::Attachments => documents::store::get_any(conn, &ws.id, &target.document)?,
+        View::JobFiles => documents::store::get(conn, scope.id(), &JOB, None, &target.document)?,
+        View::Attachments => documents::store::get_any(conn, scope.id(), &target.document)?,
     };
     doc.ok_or_else(|| {
         ApiError::not_found(format!(
@@ -102,8 +237,8 @@ fn locate(conn: &Connection, user: &Principal, view: View, target: &Target) -> A
     })
 }
 
-fn load(conn: &Connection, user: &Principal, view: View, target: &Target) -> ApiResult<Attachment> {
-    let doc = locate(conn, user, view, target)?;
+fn load(conn: &Connection, scope: &Scope, view: View, target: &Target) -> ApiResult<Attachment> {
+    let doc = locate(conn, scope, view, target)?;
     store::get(conn, &doc.id, &target.item)?.ok_or_else(|| {
         ApiError::not_found(format!(
             "No file with id \"{}\" on this document",
@@ -114,12 +249,11 @@ fn load(conn: &Connection, user: &Principal, view: View, target: &Target) -> Api
 
 /// `GET`: the document's files.
 pub async fn list(ctx: Ctx, view: View) -> ApiResult<Response> {
-    let user = ctx.user()?.clone();
     let query = listing::parse(ctx.req.query_pairs(), view.generation(), &FIELDS, &[])?;
     let target = target(&ctx, view);
     let (total, items) = ctx
-        .read(move |conn| {
-            let doc = locate(conn, &user, view, &target)?;
+        .read_in(move |conn, scope| {
+            let doc = locate(conn, scope, view, &target)?;
             Ok(store::list(conn, &doc.id, &query)?)
         })
         .await?;
@@ -150,10 +284,10 @@ fn references(ctx: &Ctx, view: View) -> ApiResult<References> {
                 ));
             }
         };
-        if value.chars().count() > 4000 {
+        if value.chars().count() > REFERENCE_MAX {
             return Err(ApiError::invalid_query(
                 name,
-                format!("`{name}` is longer than 4000 characters"),
+                format!("`{name}` is longer than {REFERENCE_MAX} characters"),
             ));
         }
         *slot = Some(value.clone());
@@ -163,7 +297,7 @@ fn references(ctx: &Ctx, view: View) -> ApiResult<References> {
 
 /// Streams one `file` part into a new blob.
 async fn store_part(ctx: &Ctx, part: &mut Part) -> ApiResult<blobs::WrittenBlob> {
-    let mut writer = BlobWriter::create(&ctx.app.db).await?;
+    let mut writer = ctx.blob_writer().await?;
     loop {
         match part.chunk().await {
             Ok(Some(bytes)) => {
@@ -185,13 +319,12 @@ async fn store_part(ctx: &Ctx, part: &mut Part) -> ApiResult<blobs::WrittenBlob>
 /// `POST`: `multipart/form-data` with one part named `file`. The bytes stream
 /// into the store as they arrive; the file is recorded only once all are in.
 pub async fn upload(mut ctx: Ctx, view: View) -> ApiResult<Response> {
-    let user = ctx.user()?.clone();
     let target = target(&ctx, view);
     let refs = references(&ctx, view)?;
     // Fail fast, before reading any bytes, when the document is not there.
     {
-        let (user, target) = (user.clone(), target_clone(&target));
-        ctx.read(move |conn| locate(conn, &user, view, &target).map(|_| ()))
+        let target = target.clone();
+        ctx.read_in(move |conn, scope| locate(conn, scope, view, &target).map(|_| ()))
             .await?;
     }
     let limit = ctx.app.settings.max_upload_bytes;
@@ -226,9 +359,9 @@ pub async fn upload(mut ctx: Ctx, view: View) -> ApiResult<Response> {
     };
     let blob_id = blob.id.clone();
     let recorded = ctx
-        .write(move |conn| {
+        .write_in(move |conn, scope| {
             // Checked again: the workspace or document may have gone meanwhile.
-            let doc = locate(conn, &user, view, &target)?;
+            let doc = locate(conn, scope, view, &target)?;
             blobs::mark_complete(conn, &blob)?;
             let now = clock::now_ms();
             let attachment = Attachment {
@@ -259,14 +392,6 @@ pub async fn upload(mut ctx: Ctx, view: View) -> ApiResult<Response> {
     }
 }
 
-fn target_clone(t: &Target) -> Target {
-    Target {
-        workspace: t.workspace.clone(),
-        document: t.document.clone(),
-        item: t.item.clone(),
-    }
-}
-
 async fn discard(ctx: &Ctx, blob_id: &str) {
     let id = blob_id.to_string();
     if let Err(err) = ctx.write(move |conn| Ok(blobs::delete(conn, &id)?)).await {
@@ -276,10 +401,9 @@ async fn discard(ctx: &Ctx, blob_id: &str) {
 
 /// `GET .../{id}`: the descriptor (older) or envelope (v2).
 pub async fn get(ctx: Ctx, view: View) -> ApiResult<Response> {
-    let user = ctx.user()?.clone();
     let target = target(&ctx, view);
     let attachment = ctx
-        .read(move |conn| load(conn, &user, view, &target))
+        .read_in(move |conn, scope| load(conn, scope, view, &target))
         .await?;
     Ok(Response::json(200, &view.render(&attachment)))
 }
@@ -287,10 +411,9 @@ pub async fn get(ctx: Ctx, view: View) -> ApiResult<Response> {
 /// `GET .../{id}/content`: the bytes, streamed; `ETag` is the SHA-256,
 /// `If-None-Match` answers 304, a single `Range` answers 206.
 pub async fn content(ctx: Ctx, view: View) -> ApiResult<Response> {
-    let user = ctx.user()?.clone();
     let target = target(&ctx, view);
     let a = ctx
-        .read(move |conn| load(conn, &user, view, &target))
+        .read_in(move |conn, scope| load(conn, scope, view, &target))
         .await?;
     let etag = format!("\"{}\"", a.sha256);
     let size = a.size.max(0) as u64;
@@ -309,7 +432,7 @@ pub async fn content(ctx: Ctx, view: View) -> ApiResult<Response> {
             return Ok(Response::error(&ApiError::RangeNotSatisfiable { size }));
         }
     };
-    let mut response = Response::stream(status, blobs::stream(&ctx.app.db, &a.blob_id, start, end))
+    let mut response = Response::stream(status, ctx.blob_stream(&a.blob_id, start, end))
         .header("content-type", &a.format)
         .header("content-length", &(end - start).to_string())
         .header("content-disposition", &content_disposition(&a.caption))
@@ -326,11 +449,10 @@ pub async fn content(ctx: Ctx, view: View) -> ApiResult<Response> {
 
 /// `DELETE .../{id}`: removes the file and its bytes; answers what it was.
 pub async fn delete(ctx: Ctx, view: View) -> ApiResult<Response> {
-    let user = ctx.user()?.clone();
     let target = target(&ctx, view);
     let attachment = ctx
-        .write(move |conn| {
-            let a = load(conn, &user, view, &target)?;
+        .write_in(move |conn, scope| {
+            let a = load(conn, scope, view, &target)?;
             store::delete(conn, &a)?;
             Ok(a)
         })

@@ -101,7 +101,7 @@ pub fn set_password(
     username: &str,
     password: &PasswordHash,
 ) -> rusqlite::Result<bool> {
-    super::forget_confirmed();
+    super::confirmed::forget();
     let changed = conn.execute(
         "UPDATE accounts SET password_hash = ?2, password_salt = ?3, password_iterations = ?4 \
          WHERE username = ?1",
@@ -116,6 +116,6 @@ pub fn set_password(
 
 /// Removes an account; its sessions go with it (foreign key cascade).
 pub fn remove(conn: &Connection, username: &str) -> rusqlite::Result<bool> {
-    super::forget_confirmed();
+    super::confirmed::forget();
     Ok(conn.execute("DELETE FROM accounts WHERE username = ?1", [username])? == 1)
 }

@@ -2,11 +2,52 @@
 
 use serde_json::json;
 
-use super::{accounts, password, request_key, sessions};
-use crate::app::Ctx;
+use super::check::request_key;
+use super::{accounts, password, sessions};
+use crate::app::{Ctx, Endpoint, public, session};
 use crate::clock;
 use crate::error::{ApiError, ApiResult};
+use crate::http::Method::{Delete, Post};
 use crate::http::Response;
+use crate::openapi::op::Op;
+use crate::openapi::op::tags::SESSIONS;
+use crate::openapi::schema::{closed, object, schema_ref, string};
+
+const SESSION: &str = "/api/rest/1.0/sessions/{username}";
+
+/// Login and logout.
+pub fn routes() -> Vec<Endpoint> {
+    let form = closed(object(vec![("password", string())], &["password"]));
+    vec![
+        public(
+            Post,
+            SESSION,
+            Op::new(SESSIONS, "Log in: a session key for the account")
+                .body("application/x-www-form-urlencoded", form, json!({}))
+                .ok(200, "The session", schema_ref("Session"))
+                .error(
+                    401,
+                    Some("Unknown user or wrong password (the same answer for both)"),
+                )
+                .error(
+                    429,
+                    Some("5 failed logins within 5 minutes for this username"),
+                ),
+            login,
+        ),
+        session(
+            Delete,
+            SESSION,
+            Op::new(SESSIONS, "Log out: end the session of the key sent")
+                .answer(204, "The key is dead from now on", json!({}), &[])
+                .error(
+                    404,
+                    Some("`{username}` is not the key's account (the session is kept)"),
+                ),
+            logout,
+        ),
+    ]
+}
 
 /// `POST /api/rest/1.0/sessions/{username}` with form field `password`.
 pub async fn login(mut ctx: Ctx) -> ApiResult<Response> {
@@ -23,8 +64,7 @@ pub async fn login(mut ctx: Ctx) -> ApiResult<Response> {
     }
     let lookup = username.clone();
     let account = if accounts::valid_username(&username) {
-        app.db
-            .read(move |conn| Ok(accounts::find(conn, &lookup)?))
+        ctx.read(move |conn| Ok(accounts::find(conn, &lookup)?))
             .await?
     } else {
         None
@@ -53,13 +93,12 @@ pub async fn login(mut ctx: Ctx) -> ApiResult<Response> {
     let idle = app.settings.session_idle.as_millis() as i64;
     let max = app.settings.session_max.as_millis() as i64;
     let (hash, account_id) = (key.hash, account.id);
-    app.db
-        .write(move |conn| {
-            sessions::purge_expired(conn, now, idle, max)?;
-            sessions::insert(conn, &hash, account_id, now)?;
-            Ok(())
-        })
-        .await?;
+    ctx.write(move |conn| {
+        sessions::purge_expired(conn, now, idle, max)?;
+        sessions::insert(conn, &hash, account_id, now)?;
+        Ok(())
+    })
+    .await?;
     Ok(Response::json(
         200,
         &json!({"sessionName": "api_key", "sessionId": key.key, "username": account.username}),

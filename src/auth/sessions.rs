@@ -8,7 +8,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 
 use std::sync::Arc;
 
-use super::Principal;
+use super::principal::Principal;
 
 pub struct NewKey {
     pub key: String,
@@ -75,7 +75,7 @@ pub fn touch(conn: &Connection, hash: &[u8], now: i64) -> rusqlite::Result<()> {
 }
 
 pub fn delete(conn: &Connection, hash: &[u8]) -> rusqlite::Result<bool> {
-    super::forget_confirmed();
+    super::confirmed::forget();
     Ok(conn
         .prepare_cached("DELETE FROM sessions WHERE key_hash = ?1")?
         .execute([hash])?
@@ -89,7 +89,7 @@ pub fn purge_expired(
     idle_ms: i64,
     max_ms: i64,
 ) -> rusqlite::Result<usize> {
-    super::forget_confirmed();
+    super::confirmed::forget();
     conn.prepare_cached("DELETE FROM sessions WHERE last_used_at <= ?1 OR created_at <= ?2")?
         .execute(params![now - idle_ms, now - max_ms])
 }

@@ -49,13 +49,27 @@ impl CatalogName {
         }
     }
 
-    /// A path name, or one of its aliases (`methods`, `timelogEvents`).
+    /// Other path names a catalog is known by.
+    pub const ALIASES: [(&'static str, CatalogName); 2] = [
+        ("methods", CatalogName::TestMethods),
+        ("timelogEvents", CatalogName::EventTypes),
+    ];
+
+    /// A path name, or one of its [aliases](CatalogName::ALIASES).
     pub fn from_path(name: &str) -> Option<CatalogName> {
-        match name {
-            "methods" => Some(CatalogName::TestMethods),
-            "timelogEvents" => Some(CatalogName::EventTypes),
-            _ => CatalogName::ALL.into_iter().find(|c| c.key() == name),
-        }
+        CatalogName::ALIASES
+            .iter()
+            .find(|(alias, _)| *alias == name)
+            .map(|(_, catalog)| *catalog)
+            .or_else(|| CatalogName::ALL.into_iter().find(|c| c.key() == name))
+    }
+
+    /// Every name a path may use: the keys, then the aliases.
+    pub fn path_names() -> impl Iterator<Item = &'static str> {
+        CatalogName::ALL
+            .into_iter()
+            .map(CatalogName::key)
+            .chain(CatalogName::ALIASES.iter().map(|(alias, _)| *alias))
     }
 
     pub fn parse(name: &str) -> ApiResult<CatalogName> {

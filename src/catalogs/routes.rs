@@ -7,15 +7,23 @@ use serde_json::Value;
 use super::store;
 use super::synonyms::{self, Scope, Synonym};
 use super::{CatalogItem, CatalogName};
-use crate::app::Ctx;
-use crate::auth::Principal;
+use crate::app::{Ctx, Endpoint, session};
 use crate::clock;
 use crate::envelope;
+use crate::envelope::Entity;
 use crate::error::{ApiError, ApiResult};
+use crate::http::Method::{Delete, Get, Patch, Post};
 use crate::http::Response;
+use crate::listing::Generation::{Older, V2};
 use crate::listing::{self, ColumnFields, FieldType, Generation};
+use crate::openapi::op::Op;
+use crate::openapi::op::tags::{CATALOGS, SYNONYMS};
+use crate::openapi::op::{Resource, ResourceOps};
+use crate::openapi::schema::{
+    describe, envelope, filters, list_parameters, one_of, query, schema_ref, uuid,
+};
 use crate::validate::{object, optional_string, unknown_field};
-use crate::workspaces::{self, Workspace};
+use crate::workspaces::scope::Scope as InWorkspace;
 
 const FIELDS: ColumnFields = ColumnFields(&[
     ("name", "name", FieldType::Text),
@@ -24,24 +32,147 @@ const FIELDS: ColumnFields = ColumnFields(&[
 ]);
 const NO_FIELDS: ColumnFields = ColumnFields(&[]);
 
-/// The workspace (visible to the caller) and the catalog named in the path.
-fn locate(
-    conn: &Connection,
-    user: &Principal,
-    ctx_ws: &str,
-    catalog: &str,
-) -> ApiResult<(Workspace, CatalogName)> {
-    let ws = workspaces::load_visible(conn, user, ctx_ws)?;
-    Ok((ws, CatalogName::parse(catalog)?))
+const CATALOG: &str = "/workspaces/{workspace_id}/catalogs/{catalog}";
+const CATALOG_ITEM: &str = "/workspaces/{workspace_id}/catalogs/{catalog}/{id}";
+const SYNONYMS_OF: &str = "/workspaces/{workspace_id}/catalogs/{catalog}/{recordId}/synonyms";
+const SYNONYM: &str =
+    "/workspaces/{workspace_id}/catalogs/{catalog}/{recordId}/synonyms/{synonymRecordId}";
+const V2_WORKSPACE_SYNONYMS: &str = "/v2/workspaces/{workspace_id}/synonyms";
+const V2_SYNONYMS_OF: &str = "/v2/workspaces/{workspace_id}/xrefs/{xtype}/{xref_id}/synonyms";
+const V2_SYNONYM: &str =
+    "/v2/workspaces/{workspace_id}/xrefs/{xtype}/{xref_id}/synonyms/{linked_item_id}";
+
+/// The catalog records' routes (older paths).
+pub fn routes() -> Vec<Endpoint> {
+    let duplicate: &[&str] = &["`duplicate_xref`: the catalog has a record with this xref"];
+    let ResourceOps {
+        list: list_op,
+        create: create_op,
+        get: get_op,
+        patch: patch_op,
+        delete: delete_op,
+    } = Resource {
+        tag: CATALOGS,
+        noun: "catalog record",
+        generation: Older,
+        read: envelope(Older, "CatalogItem", ""),
+        one: Some(schema_ref("CatalogItem")),
+        create: schema_ref("CatalogItemWrite"),
+        patch: schema_ref("CatalogItemWrite"),
+        parameters: list_parameters(Older, filters(&FIELDS)),
+        conflicts: [
+            duplicate,
+            duplicate,
+            &["`catalog_item_in_use`: a document refers to the record"],
+        ],
+    }
+    .ops();
+    vec![
+        session(Get, CATALOG, list_op, list),
+        session(Post, CATALOG, create_op, create),
+        session(Get, CATALOG_ITEM, get_op, get),
+        session(Patch, CATALOG_ITEM, patch_op, patch),
+        session(Delete, CATALOG_ITEM, delete_op, delete),
+    ]
+}
+
+/// The synonym links' routes, on both generations.
+pub fn synonym_routes() -> Vec<Endpoint> {
+    let older = envelope(Older, "Synonym", "");
+    let v2 = envelope(V2, "Synonym", synonyms::ENTITY_TYPE);
+    let link_op = |op: Op, schema: &Value| {
+        op.ok(201, "Linked", schema.clone()).ok(
+            200,
+            "Already linked (either order): the existing link",
+            schema.clone(),
+        )
+    };
+    let mut workspace_links = list_parameters(V2, Vec::new());
+    workspace_links.push(query(
+        "xtype",
+        "Only links of this catalog",
+        describe(
+            one_of(&CatalogName::path_names().collect::<Vec<_>>()),
+            "A catalog name",
+        ),
+    ));
+    vec![
+        session(
+            Get,
+            SYNONYMS_OF,
+            Op::new(SYNONYMS, "Ids of the records linked to a record")
+                .parameters(list_parameters(Older, Vec::new()))
+                .list("Record ids", uuid("A linked record")),
+            list_synonyms,
+        ),
+        session(
+            Post,
+            SYNONYM,
+            link_op(Op::new(SYNONYMS, "Link two records"), &older),
+            add_synonym,
+        ),
+        session(
+            Get,
+            SYNONYM,
+            Op::new(
+                SYNONYMS,
+                "The link between two records (404 when not linked)",
+            )
+            .ok(200, "The link", older),
+            check_synonym,
+        ),
+        session(
+            Delete,
+            SYNONYM,
+            Op::new(SYNONYMS, "Unlink two records (404 when not linked)").ok(
+                200,
+                "The body of the record that was unlinked",
+                schema_ref("CatalogItem"),
+            ),
+            remove_synonym,
+        ),
+        session(
+            Get,
+            V2_WORKSPACE_SYNONYMS,
+            Op::new(SYNONYMS, "Every link of a workspace")
+                .parameters(workspace_links)
+                .list("The links", v2.clone()),
+            v2_workspace_synonyms,
+        ),
+        session(
+            Get,
+            V2_SYNONYMS_OF,
+            Op::new(SYNONYMS, "The links of one record")
+                .parameters(list_parameters(V2, Vec::new()))
+                .list("The links", v2.clone()),
+            v2_record_synonyms,
+        ),
+        session(
+            Post,
+            V2_SYNONYM,
+            link_op(Op::new(SYNONYMS, "Link two records"), &v2),
+            v2_link,
+        ),
+        session(
+            Delete,
+            V2_SYNONYM,
+            Op::new(SYNONYMS, "Unlink two records (404 when not linked)").ok(
+                200,
+                "The last known link",
+                v2,
+            ),
+            v2_unlink,
+        ),
+    ]
 }
 
 pub fn load_item(
     conn: &Connection,
-    ws: &Workspace,
+    ws: &InWorkspace,
     catalog: CatalogName,
     id: &str,
 ) -> ApiResult<CatalogItem> {
-    store::get(conn, &ws.id, catalog, id)?.ok_or_else(|| {
+    store::get(conn, ws.id(), catalog, id)?.ok_or_else(|| {
         ApiError::not_found(format!(
             "No {} record with id \"{id}\" in this workspace",
             catalog.key()
@@ -72,27 +203,14 @@ fn parse_item(body: &Value) -> ApiResult<ItemInput> {
     Ok(input)
 }
 
-struct Path {
-    workspace: String,
-    catalog: String,
-}
-
-fn path(ctx: &Ctx) -> Path {
-    Path {
-        workspace: ctx.req.param("workspace_id").to_string(),
-        catalog: ctx.req.param("catalog").to_string(),
-    }
-}
-
 /// `GET .../catalogs/{catalog}`: filters `name`, `ownerParty`, `xref` (exact).
 pub async fn list(ctx: Ctx) -> ApiResult<Response> {
-    let user = ctx.user()?.clone();
     let query = listing::parse(ctx.req.query_pairs(), Generation::Older, &FIELDS, &[])?;
-    let path = path(&ctx);
+    let name = ctx.req.param("catalog").to_string();
     let (total, items) = ctx
-        .read(move |conn| {
-            let (ws, catalog) = locate(conn, &user, &path.workspace, &path.catalog)?;
-            Ok(store::list(conn, &ws.id, catalog, &query)?)
+        .read_in(move |conn, ws| {
+            let catalog = CatalogName::parse(&name)?;
+            Ok(store::list(conn, ws.id(), catalog, &query)?)
         })
         .await?;
     let rendered: Vec<_> = items
@@ -104,12 +222,11 @@ pub async fn list(ctx: Ctx) -> ApiResult<Response> {
 
 /// `POST .../catalogs/{catalog}`: 409 when the xref is taken.
 pub async fn create(mut ctx: Ctx) -> ApiResult<Response> {
-    let user = ctx.user()?.clone();
     let input = parse_item(&ctx.req.json().await?)?;
-    let path = path(&ctx);
+    let name = ctx.req.param("catalog").to_string();
     let item = ctx
-        .write(move |conn| {
-            let (ws, catalog) = locate(conn, &user, &path.workspace, &path.catalog)?;
+        .write_in(move |conn, ws| {
+            let catalog = CatalogName::parse(&name)?;
             let name = input.name.flatten().filter(|n| !n.trim().is_empty());
             let xref = input.xref.flatten().filter(|x| !x.is_empty());
             if name.is_none() && xref.is_none() {
@@ -118,11 +235,11 @@ pub async fn create(mut ctx: Ctx) -> ApiResult<Response> {
             let now = clock::now_ms();
             let item = CatalogItem {
                 id: crate::ids::new_id(),
-                workspace_id: ws.id.clone(),
+                workspace_id: ws.id().to_string(),
                 catalog: catalog.key().to_string(),
                 name,
                 xref,
-                owner_party: ws.party_of(&user),
+                owner_party: ws.party(),
                 created_at: now,
                 updated_at: now,
             };
@@ -135,13 +252,12 @@ pub async fn create(mut ctx: Ctx) -> ApiResult<Response> {
 
 /// `GET .../catalogs/{catalog}/{id}`: the body.
 pub async fn get(ctx: Ctx) -> ApiResult<Response> {
-    let user = ctx.user()?.clone();
-    let path = path(&ctx);
+    let name = ctx.req.param("catalog").to_string();
     let id = ctx.req.param("id").to_string();
     let item = ctx
-        .read(move |conn| {
-            let (ws, catalog) = locate(conn, &user, &path.workspace, &path.catalog)?;
-            load_item(conn, &ws, catalog, &id)
+        .read_in(move |conn, ws| {
+            let catalog = CatalogName::parse(&name)?;
+            load_item(conn, ws, catalog, &id)
         })
         .await?;
     Ok(Response::json(200, &item.body()))
@@ -149,14 +265,13 @@ pub async fn get(ctx: Ctx) -> ApiResult<Response> {
 
 /// `PATCH .../catalogs/{catalog}/{id}`: `name`, `xref`.
 pub async fn patch(mut ctx: Ctx) -> ApiResult<Response> {
-    let user = ctx.user()?.clone();
     let input = parse_item(&ctx.req.json().await?)?;
-    let path = path(&ctx);
+    let name = ctx.req.param("catalog").to_string();
     let id = ctx.req.param("id").to_string();
     let item = ctx
-        .write(move |conn| {
-            let (ws, catalog) = locate(conn, &user, &path.workspace, &path.catalog)?;
-            let mut item = load_item(conn, &ws, catalog, &id)?;
+        .write_in(move |conn, ws| {
+            let catalog = CatalogName::parse(&name)?;
+            let mut item = load_item(conn, ws, catalog, &id)?;
             let before = (item.name.clone(), item.xref.clone());
             if let Some(name) = input.name {
                 item.name = name.filter(|n| !n.trim().is_empty());
@@ -182,13 +297,12 @@ pub async fn patch(mut ctx: Ctx) -> ApiResult<Response> {
 
 /// `DELETE .../catalogs/{catalog}/{id}`: 409 while a document refers to it.
 pub async fn delete(ctx: Ctx) -> ApiResult<Response> {
-    let user = ctx.user()?.clone();
-    let path = path(&ctx);
+    let name = ctx.req.param("catalog").to_string();
     let id = ctx.req.param("id").to_string();
     let item = ctx
-        .write(move |conn| {
-            let (ws, catalog) = locate(conn, &user, &path.workspace, &path.catalog)?;
-            let item = load_item(conn, &ws, catalog, &id)?;
+        .write_in(move |conn, ws| {
+            let catalog = CatalogName::parse(&name)?;
+            let item = load_item(conn, ws, catalog, &id)?;
             store::delete(conn, &item.id)?;
             Ok(item)
         })
@@ -198,16 +312,15 @@ pub async fn delete(ctx: Ctx) -> ApiResult<Response> {
 
 /// `GET .../catalogs/{catalog}/{recordId}/synonyms`: the ids of the linked records.
 pub async fn list_synonyms(ctx: Ctx) -> ApiResult<Response> {
-    let user = ctx.user()?.clone();
     let query = listing::parse(ctx.req.query_pairs(), Generation::Older, &NO_FIELDS, &[])?;
-    let path = path(&ctx);
+    let name = ctx.req.param("catalog").to_string();
     let record = ctx.req.param("recordId").to_string();
     let (total, ids) = ctx
-        .read(move |conn| {
-            let (ws, catalog) = locate(conn, &user, &path.workspace, &path.catalog)?;
-            let item = load_item(conn, &ws, catalog, &record)?;
+        .read_in(move |conn, ws| {
+            let catalog = CatalogName::parse(&name)?;
+            let item = load_item(conn, ws, catalog, &record)?;
             let scope = Scope::Item {
-                workspace: &ws.id,
+                workspace: ws.id(),
                 item: &item.id,
             };
             let (total, links) = synonyms::list(conn, &scope, &query)?;
@@ -225,7 +338,7 @@ pub async fn list_synonyms(ctx: Ctx) -> ApiResult<Response> {
 /// existing one. Shared with the v2 path.
 pub fn link(
     conn: &Connection,
-    ws: &Workspace,
+    ws: &InWorkspace,
     catalog: CatalogName,
     base: &str,
     linked: &str,
@@ -244,7 +357,7 @@ pub fn link(
     let now = clock::now_ms();
     let link = Synonym {
         id: crate::ids::new_id(),
-        workspace_id: ws.id.clone(),
+        workspace_id: ws.id().to_string(),
         catalog: catalog.key().to_string(),
         base_item: base.id,
         linked_item: linked.id,
@@ -259,7 +372,7 @@ pub fn link(
 /// the link as it was. Shared with the v2 path.
 fn unlink(
     conn: &Connection,
-    ws: &Workspace,
+    ws: &InWorkspace,
     catalog: CatalogName,
     base: &str,
     linked: &str,
@@ -276,16 +389,15 @@ fn not_linked() -> ApiError {
 
 /// `POST .../{recordId}/synonyms/{synonymRecordId}`.
 pub async fn add_synonym(ctx: Ctx) -> ApiResult<Response> {
-    let user = ctx.user()?.clone();
-    let path = path(&ctx);
+    let name = ctx.req.param("catalog").to_string();
     let (base, linked) = (
         ctx.req.param("recordId").to_string(),
         ctx.req.param("synonymRecordId").to_string(),
     );
     let (created, link) = ctx
-        .write(move |conn| {
-            let (ws, catalog) = locate(conn, &user, &path.workspace, &path.catalog)?;
-            link(conn, &ws, catalog, &base, &linked)
+        .write_in(move |conn, ws| {
+            let catalog = CatalogName::parse(&name)?;
+            link(conn, ws, catalog, &base, &linked)
         })
         .await?;
     Ok(Response::json(
@@ -296,16 +408,15 @@ pub async fn add_synonym(ctx: Ctx) -> ApiResult<Response> {
 
 /// `GET .../{recordId}/synonyms/{synonymRecordId}`: the link, or 404.
 pub async fn check_synonym(ctx: Ctx) -> ApiResult<Response> {
-    let user = ctx.user()?.clone();
-    let path = path(&ctx);
+    let name = ctx.req.param("catalog").to_string();
     let (base, linked) = (
         ctx.req.param("recordId").to_string(),
         ctx.req.param("synonymRecordId").to_string(),
     );
     let link = ctx
-        .read(move |conn| {
-            let (ws, catalog) = locate(conn, &user, &path.workspace, &path.catalog)?;
-            let base = load_item(conn, &ws, catalog, &base)?;
+        .read_in(move |conn, ws| {
+            let catalog = CatalogName::parse(&name)?;
+            let base = load_item(conn, ws, catalog, &base)?;
             synonyms::find(conn, &base.id, &linked)?.ok_or_else(not_linked)
         })
         .await?;
@@ -315,17 +426,16 @@ pub async fn check_synonym(ctx: Ctx) -> ApiResult<Response> {
 /// `DELETE .../{recordId}/synonyms/{synonymRecordId}`: unlinks; answers the
 /// body of the record that was unlinked.
 pub async fn remove_synonym(ctx: Ctx) -> ApiResult<Response> {
-    let user = ctx.user()?.clone();
-    let path = path(&ctx);
+    let name = ctx.req.param("catalog").to_string();
     let (base, linked) = (
         ctx.req.param("recordId").to_string(),
         ctx.req.param("synonymRecordId").to_string(),
     );
     let item = ctx
-        .write(move |conn| {
-            let (ws, catalog) = locate(conn, &user, &path.workspace, &path.catalog)?;
-            unlink(conn, &ws, catalog, &base, &linked)?;
-            load_item(conn, &ws, catalog, &linked)
+        .write_in(move |conn, ws| {
+            let catalog = CatalogName::parse(&name)?;
+            unlink(conn, ws, catalog, &base, &linked)?;
+            load_item(conn, ws, catalog, &linked)
         })
         .await?;
     Ok(Response::json(200, &item.body()))
@@ -334,7 +444,6 @@ pub async fn remove_synonym(ctx: Ctx) -> ApiResult<Response> {
 /// `GET /v2/workspaces/{workspace_id}/synonyms`: every link of the workspace,
 /// optionally of one catalog (`xtype`).
 pub async fn v2_workspace_synonyms(ctx: Ctx) -> ApiResult<Response> {
-    let user = ctx.user()?.clone();
     let query = listing::parse(
         ctx.req.query_pairs(),
         Generation::V2,
@@ -357,12 +466,10 @@ pub async fn v2_workspace_synonyms(ctx: Ctx) -> ApiResult<Response> {
         ),
         None => None,
     };
-    let workspace = ctx.req.param("workspace_id").to_string();
     let (total, links) = ctx
-        .read(move |conn| {
-            let ws = workspaces::load_visible(conn, &user, &workspace)?;
+        .read_in(move |conn, ws| {
             let scope = Scope::Workspace {
-                workspace: &ws.id,
+                workspace: ws.id(),
                 catalog,
             };
             Ok(synonyms::list(conn, &scope, &query)?)
@@ -372,16 +479,14 @@ pub async fn v2_workspace_synonyms(ctx: Ctx) -> ApiResult<Response> {
     Ok(Response::json(200, &rendered).header("x-total-count", &total.to_string()))
 }
 
-/// The v2 path's workspace, catalog (`xtype`) and record (`xref_id`).
+/// The v2 path's catalog (`xtype`) and record (`xref_id`).
 struct XrefPath {
-    workspace: String,
     xtype: String,
     record: String,
 }
 
 fn xref_path(ctx: &Ctx) -> XrefPath {
     XrefPath {
-        workspace: ctx.req.param("workspace_id").to_string(),
         xtype: ctx.req.param("xtype").to_string(),
         record: ctx.req.param("xref_id").to_string(),
     }
@@ -389,15 +494,14 @@ fn xref_path(ctx: &Ctx) -> XrefPath {
 
 /// `GET /v2/workspaces/{workspace_id}/xrefs/{xtype}/{xref_id}/synonyms`.
 pub async fn v2_record_synonyms(ctx: Ctx) -> ApiResult<Response> {
-    let user = ctx.user()?.clone();
     let query = listing::parse(ctx.req.query_pairs(), Generation::V2, &NO_FIELDS, &[])?;
     let path = xref_path(&ctx);
     let (total, links) = ctx
-        .read(move |conn| {
-            let (ws, catalog) = locate(conn, &user, &path.workspace, &path.xtype)?;
-            let item = load_item(conn, &ws, catalog, &path.record)?;
+        .read_in(move |conn, ws| {
+            let catalog = CatalogName::parse(&path.xtype)?;
+            let item = load_item(conn, ws, catalog, &path.record)?;
             let scope = Scope::Item {
-                workspace: &ws.id,
+                workspace: ws.id(),
                 item: &item.id,
             };
             Ok(synonyms::list(conn, &scope, &query)?)
@@ -409,13 +513,12 @@ pub async fn v2_record_synonyms(ctx: Ctx) -> ApiResult<Response> {
 
 /// `POST /v2/workspaces/{workspace_id}/xrefs/{xtype}/{xref_id}/synonyms/{linked_item_id}`.
 pub async fn v2_link(ctx: Ctx) -> ApiResult<Response> {
-    let user = ctx.user()?.clone();
     let path = xref_path(&ctx);
     let linked = ctx.req.param("linked_item_id").to_string();
     let (created, link) = ctx
-        .write(move |conn| {
-            let (ws, catalog) = locate(conn, &user, &path.workspace, &path.xtype)?;
-            link(conn, &ws, catalog, &path.record, &linked)
+        .write_in(move |conn, ws| {
+            let catalog = CatalogName::parse(&path.xtype)?;
+            link(conn, ws, catalog, &path.record, &linked)
         })
         .await?;
     Ok(Response::json(
@@ -427,13 +530,12 @@ pub async fn v2_link(ctx: Ctx) -> ApiResult<Response> {
 /// `DELETE /v2/workspaces/{workspace_id}/xrefs/{xtype}/{xref_id}/synonyms/{linked_item_id}`:
 /// answers the last known link.
 pub async fn v2_unlink(ctx: Ctx) -> ApiResult<Response> {
-    let user = ctx.user()?.clone();
     let path = xref_path(&ctx);
     let linked = ctx.req.param("linked_item_id").to_string();
     let link = ctx
-        .write(move |conn| {
-            let (ws, catalog) = locate(conn, &user, &path.workspace, &path.xtype)?;
-            unlink(conn, &ws, catalog, &path.record, &linked)
+        .write_in(move |conn, ws| {
+            let catalog = CatalogName::parse(&path.xtype)?;
+            unlink(conn, ws, catalog, &path.record, &linked)
         })
         .await?;
     Ok(Response::json(200, &link.render(Generation::V2)))

@@ -6,8 +6,8 @@ use rusqlite::types::Value as SqlValue;
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::{Value, json};
 
-use crate::envelope;
-use crate::listing::{Generation, ListQuery, fetch_page};
+use crate::envelope::Entity;
+use crate::listing::{ListQuery, fetch_page};
 
 pub const ENTITY_TYPE: &str = "svc.hub.synonym";
 
@@ -22,22 +22,23 @@ pub struct Synonym {
     pub updated_at: i64,
 }
 
-impl Synonym {
-    pub fn body(&self) -> Value {
+impl Entity for Synonym {
+    const ENTITY_TYPE: &'static str = ENTITY_TYPE;
+
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn body(&self) -> Value {
         json!({"workspace": self.workspace_id, "baseItem": self.base_item, "linkedItem": self.linked_item})
     }
 
-    pub fn render(&self, generation: Generation) -> Value {
-        envelope::for_generation(
-            generation,
-            ENTITY_TYPE,
-            &self.id,
-            self.body(),
-            self.created_at,
-            self.updated_at,
-        )
+    fn stamps(&self) -> (i64, i64) {
+        (self.created_at, self.updated_at)
     }
+}
 
+impl Synonym {
     /// The record at the other end of the link from `item`.
     pub fn other(&self, item: &str) -> &str {
         if self.base_item == item {

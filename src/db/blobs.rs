@@ -179,7 +179,9 @@ pub fn stream(
             let to_chunk_end = CHUNK_SIZE as u64 - offset % CHUNK_SIZE as u64;
             let len = (end - offset).min(PIECE_SIZE).min(to_chunk_end) as usize;
             let id = blob_id.clone();
-            let piece = db.read(move |conn| read_at(conn, &id, offset, len)).await;
+            let piece = db
+                .read(move |conn, _| read_at(conn, &id, offset, len))
+                .await;
             let message = match piece {
                 Ok(bytes) if bytes.len() == len => Ok(Bytes::from(bytes)),
                 Ok(_) => Err(io::Error::new(

@@ -146,13 +146,14 @@ impl Db {
         self.changes.stamp()
     }
 
-    /// Runs `f` on a pooled read-only connection inside one read transaction.
+    /// Runs `f` on a pooled read-only connection inside one read transaction;
+    /// `f` also gets the store's position taken just before the read began.
     pub fn read<T, F>(&self, f: F) -> impl Future<Output = ApiResult<T>> + Send + 'static
     where
-        F: FnOnce(&Connection) -> ApiResult<T> + Send + 'static,
+        F: FnOnce(&Connection, Option<Stamp>) -> ApiResult<T> + Send + 'static,
         T: Send + 'static,
     {
-        let read = self.read_at(move |conn, _| f(conn));
+        let read = self.read_at(f);
         async move { Ok(read.await?.1) }
     }
 

@@ -47,10 +47,10 @@ pub enum Shape {
 pub struct Kind {
     /// Stored in `documents.kind`.
     pub key: &'static str,
-    /// Path segment on the older paths.
-    pub path: &'static str,
-    /// Name of the id path parameter on the older paths.
-    pub id_param: &'static str,
+    /// The collection's path pattern (older paths).
+    pub collection: &'static str,
+    /// One document's path pattern: the collection and the id parameter.
+    pub item: &'static str,
     /// The v2 entity type.
     pub entity_type: &'static str,
     pub noun: &'static str,
@@ -69,6 +69,18 @@ pub struct Kind {
 impl Kind {
     pub fn is_job(&self) -> bool {
         self.key == JOB.key
+    }
+
+    /// The name of the document's id parameter: the last one of [`Kind::item`].
+    pub fn id_param(&self) -> &'static str {
+        let last = self.item.rsplit('/').next().unwrap_or_default();
+        last.trim_start_matches('{').trim_end_matches('}')
+    }
+
+    /// The component name of the kind in the OpenAPI document: its noun in
+    /// PascalCase (`TimeLog`).
+    pub fn schema_name(&self) -> String {
+        crate::openapi::schema::pascal(self.noun)
     }
 }
 
@@ -104,8 +116,8 @@ const SAMPLE: &[Field] = &[
 
 pub static JOB: Kind = Kind {
     key: "job",
-    path: "jobs",
-    id_param: "job_id",
+    collection: "/workspaces/{workspace_id}/jobs",
+    item: "/workspaces/{workspace_id}/jobs/{job_id}",
     entity_type: "svc.inspection.job",
     noun: "job",
     fields: &[
@@ -141,8 +153,8 @@ pub static JOB: Kind = Kind {
 
 pub static LOAD_PORT_INFORMATION: Kind = Kind {
     key: "loadPortInformation",
-    path: "load-port-information",
-    id_param: "id",
+    collection: "/workspaces/{workspace_id}/jobs/{job_id}/load-port-information",
+    item: "/workspaces/{workspace_id}/jobs/{job_id}/load-port-information/{id}",
     entity_type: "svc.inspection.loadPortInformation",
     noun: "load port information",
     fields: &[
@@ -161,8 +173,8 @@ pub static LOAD_PORT_INFORMATION: Kind = Kind {
 
 pub static QUANTITY_RESULT: Kind = Kind {
     key: "quantityResult",
-    path: "quantity",
-    id_param: "quantity_id",
+    collection: "/workspaces/{workspace_id}/jobs/{job_id}/quantity",
+    item: "/workspaces/{workspace_id}/jobs/{job_id}/quantity/{quantity_id}",
     entity_type: "svc.inspection.quantityResult",
     noun: "quantity result",
     fields: &[
@@ -192,8 +204,8 @@ pub static QUANTITY_RESULT: Kind = Kind {
 
 pub static QUALITY_RESULT: Kind = Kind {
     key: "qualityResult",
-    path: "quality",
-    id_param: "quality_id",
+    collection: "/workspaces/{workspace_id}/jobs/{job_id}/quality",
+    item: "/workspaces/{workspace_id}/jobs/{job_id}/quality/{quality_id}",
     entity_type: "svc.inspection.qualityResult",
     noun: "quality result",
     fields: &[
@@ -239,8 +251,8 @@ pub static QUALITY_RESULT: Kind = Kind {
 
 pub static TIMELOG: Kind = Kind {
     key: "timelog",
-    path: "timelog",
-    id_param: "event_id",
+    collection: "/workspaces/{workspace_id}/jobs/{job_id}/timelog",
+    item: "/workspaces/{workspace_id}/jobs/{job_id}/timelog/{event_id}",
     entity_type: "svc.inspection.timelog",
     noun: "time log",
     fields: &[

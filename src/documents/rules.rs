@@ -27,6 +27,34 @@ fn flag(body: &Map<String, Value>, path: &str) -> bool {
         .unwrap_or(false)
 }
 
+/// The 409 reasons each kind's POST, PATCH and DELETE can give, as the
+/// OpenAPI document states them: one per `ApiError::conflict` of the rules
+/// below (a unit test of the document checks every code is named).
+pub fn conflicts(kind: &kinds::Kind) -> [&'static [&'static str]; 3] {
+    const INCOMPLETE: &str = "`job_incomplete`: moving to `complete` without what was requested";
+    const DIRECTION: &str =
+        "`duplicate_direction`: the job has a quantity result for this direction";
+    const HAS_FILES: &str = "`document_has_attachments`: delete its attachments first";
+    const PARENT: &str = "`document_in_use`: a job names it as its `parent`";
+    if kind.is_job() {
+        [
+            &[INCOMPLETE],
+            &[
+                "`invalid_status_transition`: not an allowed status change",
+                INCOMPLETE,
+            ],
+            &[
+                "`job_not_empty`: the job has results, time logs or files",
+                PARENT,
+            ],
+        ]
+    } else if kind.key == QUANTITY_RESULT.key {
+        [&[DIRECTION], &[DIRECTION], &[PARENT, HAS_FILES]]
+    } else {
+        [&[], &[], &[PARENT, HAS_FILES]]
+    }
+}
+
 /// Checks and completes a normalised body before it is stored. `old` is the
 /// stored version on PATCH.
 pub fn before_write(

@@ -11,6 +11,9 @@ pub mod router;
 pub mod server;
 pub mod urlencoded;
 
+/// A boxed error of a body stream (requests and responses).
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
 pub use request::{Method, Request};
 pub use response::Response;
 pub use router::Router;

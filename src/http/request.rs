@@ -11,11 +11,11 @@ use http_body_util::{BodyExt, Full, combinators::BoxBody};
 use hyper::HeaderMap;
 use serde_json::Value;
 
+use super::BoxError;
 use super::response::Response;
 use super::urlencoded::{decode_pairs, decode_path_segment};
 use crate::error::{ApiError, ApiResult};
 
-pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 pub(crate) type RequestBody = BoxBody<Bytes, BoxError>;
 
 /// Largest JSON request body (contract section 5).

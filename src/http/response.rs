@@ -6,7 +6,7 @@ use http_body_util::{BodyExt, Full, combinators::BoxBody};
 use hyper::header::{HeaderName, HeaderValue};
 use serde::Serialize;
 
-use super::request::BoxError;
+use super::BoxError;
 use crate::error::ApiError;
 
 pub(crate) type ResponseBody = BoxBody<Bytes, BoxError>;

@@ -174,7 +174,7 @@ impl Drop for Tracked {
 
 impl Body for Tracked {
     type Data = Bytes;
-    type Error = super::request::BoxError;
+    type Error = super::BoxError;
 
     fn poll_frame(
         mut self: Pin<&mut Self>,

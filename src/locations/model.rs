@@ -7,7 +7,7 @@ use serde_json::Value;
 use super::countries;
 use crate::clock;
 use crate::error::{ApiError, ApiResult};
-use crate::listing::whole_number_param;
+use crate::listing::{distinct_params, whole_number_param};
 use crate::validate::{
     object, optional_enum, optional_integer, optional_number_below, optional_string,
     required_string, unknown_field,
@@ -15,11 +15,11 @@ use crate::validate::{
 
 pub const STATUS_ACTIVE: &str = "ACTIVE";
 pub const STATUS_INACTIVE: &str = "INACTIVE";
-const STATUSES: &[&str] = &[STATUS_ACTIVE, STATUS_INACTIVE];
+pub const STATUSES: &[&str] = &[STATUS_ACTIVE, STATUS_INACTIVE];
 
-const NAME_MAX: usize = 256;
-const CODE_FIELD_MAX: usize = 64;
-const TEXT_MAX: usize = 10_000;
+pub const NAME_MAX: usize = 256;
+pub const CODE_FIELD_MAX: usize = 64;
+pub const TEXT_MAX: usize = 10_000;
 
 /// Fields of the write shape, in the order they are documented and rendered.
 pub const WRITE_FIELDS: &[&str] = &[
@@ -42,7 +42,7 @@ pub const WRITE_FIELDS: &[&str] = &[
 /// Read-shape fields set by the service. A client may send them back (a GET
 /// body reused as a PUT body); they are ignored, except that `clientCode` must
 /// match the path.
-const SERVICE_FIELDS: &[&str] = &[
+pub const SERVICE_FIELDS: &[&str] = &[
     "clientCode",
     "dateCreated",
     "creator",
@@ -235,9 +235,14 @@ impl Serialize for Location {
 }
 
 /// Client codes: 1-64 characters of `A-Z a-z 0-9 . _ -`, case-sensitive.
+/// Longest clientCode.
+pub const CLIENT_CODE_MAX: usize = 64;
+/// What [`valid_client_code`] accepts, as a regular expression (OpenAPI).
+pub const CLIENT_CODE_PATTERN: &str = "^[A-Za-z0-9._-]{1,64}$";
+
 pub fn valid_client_code(code: &str) -> bool {
     !code.is_empty()
-        && code.len() <= 64
+        && code.len() <= CLIENT_CODE_MAX
         && code
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
@@ -411,19 +416,7 @@ impl SearchQuery {
             status_code: None,
             name_folded: None,
         };
-        let mut seen: Vec<&str> = Vec::new();
-        for (name, value) in pairs {
-            let n = name.as_str();
-            if n == "api_key" {
-                continue;
-            }
-            if seen.contains(&n) {
-                return Err(ApiError::invalid_query(
-                    n,
-                    format!("`{n}` is given more than once"),
-                ));
-            }
-            seen.push(n);
+        for (n, value) in distinct_params(pairs, &[])? {
             match n {
                 "page" => q.page = whole_number_param(n, value, 1, i64::MAX)?,
                 "resultsPerPage" => {

@@ -3,15 +3,121 @@
 use std::io::Write;
 
 use bytes::Bytes;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::Catalog;
-use super::model::{LocationFields, SearchQuery, check_client_code};
+use super::model::{self as location, LocationFields, SearchQuery, check_client_code};
 use super::store::{self, Upserted};
-use crate::app::Ctx;
+use crate::app::{Ctx, Endpoint, session};
 use crate::clock;
 use crate::error::{ApiError, ApiResult};
+use crate::http::Method::{Delete, Get, Put};
 use crate::http::Response;
+use crate::openapi::op::Op;
+use crate::openapi::op::tags::LOCATIONS;
+use crate::openapi::schema::{array, date_time, integer, one_of, query, schema_ref, string};
+
+/// The routes of both catalogs: search, read, create or replace, delete.
+pub fn routes() -> Vec<Endpoint> {
+    let mut codes = array(json!({"type": "string", "pattern": location::CLIENT_CODE_PATTERN}));
+    codes["maxItems"] = Value::from(location::MAX_CLIENT_CODES);
+    let client_codes = json!({
+        "name": "clientCodes",
+        "in": "query",
+        "description": format!(
+            "Only these codes: a JSON array of at most {}",
+            location::MAX_CLIENT_CODES
+        ),
+        "content": {"application/json": {"schema": codes, "example": ["NLRTM", "BEANR"]}},
+    });
+    let search_parameters = vec![
+        query(
+            "page",
+            "1-based page",
+            json!({"type": "integer", "minimum": 1, "default": 1}),
+        ),
+        query("resultsPerPage", "Page size", {
+            let mut size = integer(1, location::MAX_PAGE_SIZE);
+            size["default"] = Value::from(location::DEFAULT_PAGE_SIZE);
+            size
+        }),
+        query(
+            "dateModifiedFrom",
+            "Modified at or after (inclusive)",
+            date_time("RFC 3339"),
+        ),
+        query(
+            "dateModifiedTo",
+            "Modified before (exclusive)",
+            date_time("RFC 3339"),
+        ),
+        client_codes,
+        query(
+            "countryCode",
+            "Exact ISO 3166-1 alpha-2 code",
+            json!({"type": "string", "pattern": "^[A-Z]{2}$", "examples": ["NL"]}),
+        ),
+        query("statusCode", "Exact status", one_of(location::STATUSES)),
+        query("name", "Case-insensitive substring of the name", string()),
+    ];
+    let mut routes = Vec::new();
+    for catalog in Catalog::ALL {
+        let (collection, item) = catalog.patterns();
+        let key = catalog.key();
+        routes.extend([
+            session(
+                Get,
+                collection,
+                Op::new(LOCATIONS, format!("Search {key}, ordered by clientCode"))
+                    .parameters(search_parameters.clone())
+                    .ok(
+                        200,
+                        "One page of matches",
+                        schema_ref("LocationSearchResult"),
+                    ),
+                move |ctx| search(ctx, catalog),
+            ),
+            session(
+                Get,
+                item,
+                Op::new(LOCATIONS, format!("Read one of {key}")).ok(
+                    200,
+                    "The record",
+                    schema_ref("Location"),
+                ),
+                move |ctx| get(ctx, catalog),
+            ),
+            session(
+                Put,
+                item,
+                Op::new(LOCATIONS, format!("Create or replace one of {key}"))
+                    .json_body(schema_ref("LocationWrite"))
+                    .ok(
+                        200,
+                        "Replaced; the stored write shape",
+                        schema_ref("LocationWrite"),
+                    )
+                    .ok(
+                        201,
+                        "Created; the stored write shape",
+                        schema_ref("LocationWrite"),
+                    ),
+                move |ctx| put(ctx, catalog),
+            ),
+            session(
+                Delete,
+                item,
+                Op::new(
+                    LOCATIONS,
+                    format!("Deactivate an active record of {key}, remove an inactive one"),
+                )
+                .ok(200, "What became of it", schema_ref("ResourceStatus")),
+                move |ctx| delete(ctx, catalog),
+            ),
+        ]);
+    }
+    routes
+}
 
 fn client_code(ctx: &Ctx) -> ApiResult<String> {
     let code = ctx.req.param("clientCode");

@@ -7,6 +7,7 @@ pub mod store;
 
 use serde_json::{Value, json};
 
+use crate::envelope::Entity;
 use crate::error::{ApiError, ApiResult};
 use crate::validate::{object, optional_enum, optional_string, required_string, unknown_field};
 
@@ -24,19 +25,19 @@ pub struct Organization {
     pub updated_at: i64,
 }
 
-impl Organization {
-    pub fn body(&self) -> Value {
+impl Entity for Organization {
+    const ENTITY_TYPE: &'static str = ENTITY_TYPE;
+
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn body(&self) -> Value {
         json!({"name": self.name, "audience": self.audience, "category": self.category})
     }
 
-    pub fn envelope(&self) -> Value {
-        crate::envelope::v2(
-            ENTITY_TYPE,
-            &self.id,
-            self.body(),
-            self.created_at,
-            self.updated_at,
-        )
+    fn stamps(&self) -> (i64, i64) {
+        (self.created_at, self.updated_at)
     }
 }
 

@@ -1,20 +1,74 @@
 //! Handlers of `/v2/organizations`.
 
 use super::store::{self, OrganizationFilter};
-use super::{CATEGORIES, Organization, OrganizationInput, check_audience};
-use crate::app::Ctx;
-use crate::auth::Principal;
+use super::{CATEGORIES, ENTITY_TYPE, Organization, OrganizationInput, check_audience};
+use crate::app::{Ctx, Endpoint, session};
+use crate::auth::principal::Principal;
 use crate::clock;
+use crate::envelope::Entity;
 use crate::envelope::{Wrapping, in_body, unwrap_v2};
 use crate::error::{ApiError, ApiResult};
+use crate::http::Method::{Delete, Get, Patch, Post};
 use crate::http::Response;
 use crate::listing::{self, ColumnFields, FieldType, Generation};
+use crate::openapi::op::tags::ORGANIZATIONS;
+use crate::openapi::op::{Resource, ResourceOps};
+use crate::openapi::schema::{
+    envelope, filters, list_parameters, one_of, query, schema_ref, string, with_required,
+};
 
 const FIELDS: ColumnFields = ColumnFields(&[
     ("name", "name_folded", FieldType::Text),
     ("category", "category", FieldType::Text),
     ("audience", "audience", FieldType::Text),
 ]);
+
+const COLLECTION: &str = "/v2/organizations";
+const ITEM: &str = "/v2/organizations/{organization_id}";
+
+/// The organization registry's routes.
+pub fn routes() -> Vec<Endpoint> {
+    let mut parameters = list_parameters(Generation::V2, filters(&FIELDS));
+    parameters.push(query("name", "Substring of the name, any case", string()));
+    let mut categories = CATEGORIES.to_vec();
+    categories.push("none");
+    parameters.push(query(
+        "category",
+        "The category; `none` for organizations without one",
+        one_of(&categories),
+    ));
+    let duplicate: &[&str] =
+        &["`duplicate_name`: another organization has this name (ignoring case)"];
+    let ResourceOps {
+        list: list_op,
+        create: create_op,
+        get: get_op,
+        patch: patch_op,
+        delete: delete_op,
+    } = Resource {
+        tag: ORGANIZATIONS,
+        noun: "organization",
+        generation: Generation::V2,
+        read: envelope(Generation::V2, "Organization", ENTITY_TYPE),
+        one: None,
+        create: with_required(schema_ref("OrganizationWrite"), &["name"]),
+        patch: schema_ref("OrganizationWrite"),
+        parameters,
+        conflicts: [
+            duplicate,
+            duplicate,
+            &["`organization_in_use`: a workspace names it as a party, or a job as client or vendor"],
+        ],
+    }
+    .ops();
+    vec![
+        session(Get, COLLECTION, list_op, list),
+        session(Post, COLLECTION, create_op, create),
+        session(Get, ITEM, get_op, get),
+        session(Patch, ITEM, patch_op, patch),
+        session(Delete, ITEM, delete_op, delete),
+    ]
+}
 
 fn not_found(id: &str) -> ApiError {
     ApiError::not_found(format!("No organization with id \"{id}\""))
@@ -64,7 +118,7 @@ pub async fn list(ctx: Ctx) -> ApiResult<Response> {
     let (total, orgs) = ctx
         .read(move |conn| Ok(store::list(conn, &filter, &query)?))
         .await?;
-    let items: Vec<_> = orgs.iter().map(Organization::envelope).collect();
+    let items: Vec<_> = orgs.iter().map(Organization::v2).collect();
     Ok(Response::json(200, &items).header("x-total-count", &total.to_string()))
 }
 
@@ -85,13 +139,13 @@ pub async fn create(mut ctx: Ctx) -> ApiResult<Response> {
     };
     let stored = org.clone();
     ctx.write(move |conn| store::insert(conn, &stored)).await?;
-    Ok(Response::json(201, &org.envelope()))
+    Ok(Response::json(201, &org.v2()))
 }
 
 /// `GET /v2/organizations/{organization_id}`.
 pub async fn get(ctx: Ctx) -> ApiResult<Response> {
     ctx.user()?;
-    Ok(Response::json(200, &load(&ctx).await?.envelope()))
+    Ok(Response::json(200, &load(&ctx).await?.v2()))
 }
 
 /// `PATCH /v2/organizations/{organization_id}`: `body.name`, `body.category`;
@@ -123,7 +177,7 @@ pub async fn patch(mut ctx: Ctx) -> ApiResult<Response> {
             Ok(org)
         })
         .await?;
-    Ok(Response::json(200, &updated.envelope()))
+    Ok(Response::json(200, &updated.v2()))
 }
 
 /// `DELETE /v2/organizations/{organization_id}`: 409 while a workspace refers to it.
@@ -138,5 +192,5 @@ pub async fn delete(ctx: Ctx) -> ApiResult<Response> {
             Ok(org)
         })
         .await?;
-    Ok(Response::json(200, &deleted.envelope()))
+    Ok(Response::json(200, &deleted.v2()))
 }

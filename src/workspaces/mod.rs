@@ -1,17 +1,16 @@
 //! Workspaces: a client and a vendor organization sharing jobs, results,
-//! catalogs and files. Served on both path generations from one model, and the
-//! tenancy rule every nested route goes through ([`load_visible`]).
+//! catalogs and files. Served on both path generations from one model; the
+//! tenancy rule every nested route goes through is [`scope`].
 
 pub mod routes;
+pub mod scope;
 pub mod store;
 
-use rusqlite::Connection;
 use serde_json::{Map, Value, json};
 
-use crate::auth::Principal;
-use crate::envelope;
+use crate::auth::principal::Principal;
+use crate::envelope::Entity;
 use crate::error::{ApiError, ApiResult};
-use crate::listing::Generation;
 use crate::validate::{object, optional_string, unknown_field};
 
 pub const ENTITY_TYPE: &str = "svc.hub.workspace";
@@ -36,8 +35,14 @@ pub struct Workspace {
     pub vendor_audience: Option<String>,
 }
 
-impl Workspace {
-    pub fn body(&self) -> Value {
+impl Entity for Workspace {
+    const ENTITY_TYPE: &'static str = ENTITY_TYPE;
+
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn body(&self) -> Value {
         json!({
             "description": self.description,
             "parties": {
@@ -47,17 +52,12 @@ impl Workspace {
         })
     }
 
-    pub fn render(&self, generation: Generation) -> Value {
-        envelope::for_generation(
-            generation,
-            ENTITY_TYPE,
-            &self.id,
-            self.body(),
-            self.created_at,
-            self.updated_at,
-        )
+    fn stamps(&self) -> (i64, i64) {
+        (self.created_at, self.updated_at)
     }
+}
 
+impl Workspace {
     pub fn visible_to(&self, user: &Principal) -> bool {
         user.is_admin
             || self.client_audience.as_deref() == Some(user.tenant.as_str())
@@ -79,15 +79,6 @@ impl Workspace {
 
 pub fn not_found(id: &str) -> ApiError {
     ApiError::not_found(format!("No workspace with id \"{id}\""))
-}
-
-/// The workspace if it exists and the caller may see it; 404 otherwise, so a
-/// foreign tenant cannot tell the two apart.
-pub fn load_visible(conn: &Connection, user: &Principal, id: &str) -> ApiResult<Workspace> {
-    match store::get(conn, id)? {
-        Some(ws) if ws.visible_to(user) => Ok(ws),
-        _ => Err(not_found(id)),
-    }
 }
 
 /// A validated workspace body.

@@ -3,15 +3,20 @@
 
 use rusqlite::Connection;
 
-use super::store;
-use super::{Party, Workspace, WorkspaceInput, load_visible};
-use crate::app::Ctx;
-use crate::auth::Principal;
+use super::{ENTITY_TYPE, Party, Workspace, WorkspaceInput, store};
+use crate::app::{Ctx, Endpoint, session};
+use crate::auth::principal::Principal;
 use crate::clock;
+use crate::envelope::Entity;
 use crate::envelope::{Wrapping, in_body, unwrap_v2};
 use crate::error::{ApiError, ApiResult};
+use crate::http::Method::{Delete, Get, Patch, Post};
 use crate::http::Response;
+use crate::listing::Generation::{Older, V2};
 use crate::listing::{self, ColumnFields, FieldType, Generation};
+use crate::openapi::op::tags::WORKSPACES;
+use crate::openapi::op::{Resource, ResourceOps};
+use crate::openapi::schema::{envelope, filters, list_parameters, schema_ref};
 use crate::organizations;
 
 const FIELDS: ColumnFields = ColumnFields(&[
@@ -21,6 +26,48 @@ const FIELDS: ColumnFields = ColumnFields(&[
     ("parties.vendor.id", "vendor_id", FieldType::Text),
     ("parties.vendor.xref", "vendor_xref", FieldType::Text),
 ]);
+
+/// The workspace routes of both generations.
+pub fn routes() -> Vec<Endpoint> {
+    let mut routes = Vec::new();
+    for (generation, collection, item) in [
+        (Older, "/workspaces", "/workspaces/{workspace_id}"),
+        (V2, "/v2/workspaces", "/v2/workspaces/{workspace_id}"),
+    ] {
+        let ResourceOps {
+            list: list_op,
+            create: create_op,
+            get: get_op,
+            patch: patch_op,
+            delete: delete_op,
+        } = Resource {
+            tag: WORKSPACES,
+            noun: "workspace",
+            generation,
+            read: envelope(generation, "Workspace", ENTITY_TYPE),
+            one: None,
+            create: schema_ref("WorkspaceWrite"),
+            patch: schema_ref("WorkspaceWrite"),
+            parameters: list_parameters(generation, filters(&FIELDS)),
+            conflicts: [
+                &[],
+                &[],
+                &["`workspace_not_empty`: the workspace holds documents"],
+            ],
+        }
+        .ops();
+        routes.extend([
+            session(Get, collection, list_op, move |ctx| list(ctx, generation)),
+            session(Post, collection, create_op, move |ctx| {
+                create(ctx, generation)
+            }),
+            session(Get, item, get_op, move |ctx| get(ctx, generation)),
+            session(Patch, item, patch_op, move |ctx| patch(ctx, generation)),
+            session(Delete, item, delete_op, move |ctx| delete(ctx, generation)),
+        ]);
+    }
+    routes
+}
 
 /// Reads the body of a create or patch in either generation.
 async fn read_input(
@@ -126,20 +173,16 @@ pub async fn create(mut ctx: Ctx, generation: Generation) -> ApiResult<Response>
 
 /// `GET /workspaces/{workspace_id}`, `GET /v2/workspaces/{workspace_id}`.
 pub async fn get(ctx: Ctx, generation: Generation) -> ApiResult<Response> {
-    let user = ctx.user()?.clone();
-    let id = ctx.req.param("workspace_id").to_string();
-    let ws = ctx.read(move |conn| load_visible(conn, &user, &id)).await?;
+    let ws = ctx.read_in(|_, scope| Ok(scope.workspace.clone())).await?;
     Ok(Response::json(200, &ws.render(generation)))
 }
 
 /// `PATCH`: the description only; parties are accepted and left unchanged.
 pub async fn patch(mut ctx: Ctx, generation: Generation) -> ApiResult<Response> {
-    let user = ctx.user()?.clone();
-    let id = ctx.req.param("workspace_id").to_string();
     let input = read_input(&mut ctx, generation, false).await?;
     let ws = ctx
-        .write(move |conn| {
-            let mut ws = load_visible(conn, &user, &id)?;
+        .write_in(move |conn, scope| {
+            let mut ws = scope.workspace.clone();
             if let Some(description) = input.description {
                 if description != ws.description {
                     ws.description = description;
@@ -156,13 +199,10 @@ pub async fn patch(mut ctx: Ctx, generation: Generation) -> ApiResult<Response> 
 /// `DELETE`: only an empty workspace (409 `workspace_not_empty` otherwise);
 /// answers the last known envelope.
 pub async fn delete(ctx: Ctx, generation: Generation) -> ApiResult<Response> {
-    let user = ctx.user()?.clone();
-    let id = ctx.req.param("workspace_id").to_string();
     let ws = ctx
-        .write(move |conn| {
-            let ws = load_visible(conn, &user, &id)?;
-            store::delete(conn, &id)?;
-            Ok(ws)
+        .write_in(|conn, scope| {
+            store::delete(conn, scope.id())?;
+            Ok(scope.workspace.clone())
         })
         .await?;
     Ok(Response::json(200, &ws.render(generation)))

@@ -4,7 +4,7 @@ use rusqlite::types::Value as SqlValue;
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::{Party, Workspace};
-use crate::auth::Principal;
+use crate::auth::principal::Principal;
 use crate::error::{ApiError, ApiResult};
 use crate::listing::{ListQuery, fetch_page};
 

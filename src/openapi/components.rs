@@ -1,0 +1,497 @@
+//! The components of the OpenAPI document: the schemas of every record as it
+//! is written and read. Location shapes take their limits from
+//! `locations/model.rs`; the document kinds' schemas are derived from their
+//! tables in `documents/kinds.rs`, so they follow validation.
+
+use serde_json::{Map, Value, json};
+
+use super::schema::*;
+use crate::catalogs;
+use crate::documents::kinds::{self, Field, Kind, Type};
+use crate::locations::model as location;
+use crate::{attachments, organizations, workspaces};
+
+pub fn schemas() -> Map<String, Value> {
+    let mut s = Map::new();
+    let mut put = |name: &str, schema: Value| {
+        s.insert(name.to_string(), schema);
+    };
+    put(
+        "Error",
+        record(vec![(
+            "error",
+            object(
+                vec![
+                    ("status", integer(400, 599)),
+                    ("code", json!({"type": "string", "pattern": "^[a-z_]+$"})),
+                    ("message", string()),
+                    (
+                        "field",
+                        describe(
+                            string(),
+                            "The input at fault: a JSON path (`cargo.uom`, `$`) or a query \
+                             parameter; present when one input is at fault",
+                        ),
+                    ),
+                ],
+                &["status", "code", "message"],
+            ),
+        )]),
+    );
+    put(
+        "Health",
+        record(vec![
+            ("status", json!({"const": "ok"})),
+            ("version", string()),
+        ]),
+    );
+    put(
+        "Session",
+        record(vec![
+            ("sessionName", json!({"const": "api_key"})),
+            (
+                "sessionId",
+                describe(string(), "The key: 32 random bytes in unpadded base64url"),
+            ),
+            ("username", string()),
+        ]),
+    );
+    location_schemas(&mut put);
+    put(
+        "Envelope",
+        describe(
+            record(vec![("id", uuid("")), ("body", json!({"type": "object"}))]),
+            "The envelope of the older paths",
+        ),
+    );
+    put(
+        "V2Envelope",
+        describe(
+            record(vec![
+                (
+                    "type",
+                    one_of(&[
+                        workspaces::ENTITY_TYPE,
+                        organizations::ENTITY_TYPE,
+                        attachments::ENTITY_TYPE,
+                        catalogs::synonyms::ENTITY_TYPE,
+                    ]),
+                ),
+                ("id", uuid("")),
+                ("body", json!({"type": "object"})),
+                ("created_at", date_time("RFC 3339 UTC with milliseconds")),
+                ("updated_at", date_time("RFC 3339 UTC with milliseconds")),
+            ]),
+            "The envelope of the v2 paths",
+        ),
+    );
+    entity_schemas(&mut put);
+    for kind in kinds::ALL {
+        kind_schemas(kind, &mut s);
+    }
+    s
+}
+
+fn location_schemas(put: &mut impl FnMut(&str, Value)) {
+    let text = |max: usize| json!({"type": "string", "maxLength": max});
+    let mut fields: Vec<(String, Value)> = vec![
+        (
+            "name".into(),
+            describe(
+                json!({"type": "string", "minLength": 1, "maxLength": location::NAME_MAX}),
+                "Not blank",
+            ),
+        ),
+        (
+            "countryCode".into(),
+            describe(
+                json!({"type": "string", "pattern": "^[A-Z]{2}$"}),
+                "ISO 3166-1 alpha-2, upper case, from the UN/LOCODE country list",
+            ),
+        ),
+        ("geoRegionCode".into(), text(location::CODE_FIELD_MAX)),
+    ];
+    for (axis, degrees, hemispheres, hemisphere) in [
+        ("latitude", 90, ["N", "S"], "Ns"),
+        ("longitude", 180, ["E", "W"], "We"),
+    ] {
+        let whole_degrees = describe(
+            integer(0, degrees),
+            "Whole degrees; at the maximum, minutes and seconds must be 0",
+        );
+        let seconds = json!({"type": "number", "minimum": 0, "exclusiveMaximum": 60});
+        for (suffix, schema) in [
+            ("Deg", whole_degrees),
+            ("Min", integer(0, 59)),
+            ("Sec", seconds),
+            (hemisphere, one_of(&hemispheres)),
+        ] {
+            fields.push((format!("{axis}{suffix}"), schema));
+        }
+    }
+    let mut status = one_of(location::STATUSES);
+    status["default"] = Value::from(location::STATUS_ACTIVE);
+    fields.push(("statusCode".into(), status));
+    fields.push(("restrictions".into(), text(location::TEXT_MAX)));
+    fields.push(("generalComments".into(), text(location::TEXT_MAX)));
+
+    let mut write = fields.clone();
+    for name in location::SERVICE_FIELDS {
+        let what = match *name {
+            "clientCode" => "Must equal the path's when sent (so a read body can be sent back)",
+            _ => "Read-only; accepted and ignored",
+        };
+        write.push((name.to_string(), json!({"description": what})));
+    }
+    let mut not_null = vec!["name"];
+    not_null.extend(location::SERVICE_FIELDS);
+    let write = closed(nullable_properties(object(write, &["name"]), &not_null));
+    put(
+        "LocationWrite",
+        describe(write, "A location record as PUT takes it and answers it"),
+    );
+
+    let code = json!({"type": "string", "pattern": location::CLIENT_CODE_PATTERN});
+    let mut read = vec![("clientCode".to_string(), code.clone())];
+    read.extend(fields);
+    for (name, schema) in [
+        ("dateCreated", date_time("RFC 3339 UTC with milliseconds")),
+        ("creator", describe(string(), "Username")),
+        ("dateModified", date_time("RFC 3339 UTC with milliseconds")),
+        ("modifier", describe(string(), "Username")),
+    ] {
+        read.push((name.to_string(), schema));
+    }
+    not_null.push("statusCode");
+    put(
+        "Location",
+        describe(
+            nullable_properties(record(read), &not_null),
+            "A location record as read; unset fields are null",
+        ),
+    );
+    put(
+        "LocationSearchResult",
+        record(vec![
+            (
+                "totalResultsAvailable",
+                describe(integer(0, i64::MAX), "Every match"),
+            ),
+            (
+                "firstResultPosition",
+                describe(integer(1, i64::MAX), "(page-1)*resultsPerPage+1"),
+            ),
+            (
+                "resultsPerPage",
+                describe(integer(1, location::MAX_PAGE_SIZE), "The page size used"),
+            ),
+            ("results", array(schema_ref("Location"))),
+        ]),
+    );
+    put(
+        "ResourceStatus",
+        record(vec![
+            ("clientCode", code),
+            (
+                "statusCode",
+                describe(
+                    one_of(&[location::STATUS_INACTIVE, "DELETED"]),
+                    "INACTIVE: an active record was deactivated; DELETED: an inactive one was removed",
+                ),
+            ),
+        ]),
+    );
+}
+
+/// Workspaces, organizations, catalog records and references, synonyms and files.
+fn entity_schemas(put: &mut impl FnMut(&str, Value)) {
+    let nullable_string = || or_null(string());
+    // A party and the parties as read (every key present) or as written.
+    let party = |write: bool| {
+        let properties = vec![
+            ("id", or_null(uuid("An organization id"))),
+            ("xref", nullable_string()),
+        ];
+        if write {
+            or_null(closed(object(properties, &[])))
+        } else {
+            record(properties)
+        }
+    };
+    let parties = |write: bool| {
+        let properties = vec![("client", party(write)), ("vendor", party(write))];
+        if write {
+            or_null(closed(object(properties, &[])))
+        } else {
+            record(properties)
+        }
+    };
+    put(
+        "Workspace",
+        record(vec![
+            ("description", nullable_string()),
+            ("parties", parties(false)),
+        ]),
+    );
+    put(
+        "WorkspaceWrite",
+        describe(
+            closed(object(
+                vec![
+                    ("description", nullable_string()),
+                    ("parties", parties(true)),
+                ],
+                &[],
+            )),
+            "On create, `parties.client.id` or `parties.vendor.id` must be an organization of \
+             the caller's tenant; on PATCH only `description` changes (`parties` is ignored)",
+        ),
+    );
+    let category = || or_null(one_of(organizations::CATEGORIES));
+    put(
+        "Organization",
+        record(vec![
+            ("name", string()),
+            ("audience", describe(string(), "The owning tenant")),
+            ("category", category()),
+        ]),
+    );
+    put(
+        "OrganizationWrite",
+        closed(object(
+            vec![
+                (
+                    "name",
+                    describe(string(), "Unique ignoring case; required on create"),
+                ),
+                ("category", category()),
+                (
+                    "audience",
+                    describe(
+                        nullable_string(),
+                        "Set by the server; a body may repeat the current value only",
+                    ),
+                ),
+            ],
+            &[],
+        )),
+    );
+    put(
+        "CatalogItem",
+        record(vec![
+            ("name", nullable_string()),
+            ("xref", nullable_string()),
+            (
+                "ownerParty",
+                or_null(uuid("The caller's party organization, set by the server")),
+            ),
+        ]),
+    );
+    let bounded = |max: usize| or_null(json!({"type": "string", "maxLength": max}));
+    put(
+        "CatalogItemWrite",
+        describe(
+            closed(object(
+                vec![
+                    ("name", bounded(catalogs::store::NAME_MAX)),
+                    (
+                        "xref",
+                        describe(
+                            bounded(catalogs::store::XREF_MAX),
+                            "Unique within the workspace's catalog",
+                        ),
+                    ),
+                    (
+                        "ownerParty",
+                        json!({"description": "Set by the server; ignored"}),
+                    ),
+                ],
+                &[],
+            )),
+            "A record needs a `name` or an `xref`",
+        ),
+    );
+    put(
+        "CatalogReference",
+        json!({
+            "description": "A record of a workspace catalog: its id, or an object found by \
+                `xref` (else by `name`, ignoring case) and created when missing",
+            "oneOf": [
+                uuid("Id of an existing record of that catalog in the workspace"),
+                closed(object(
+                    vec![
+                        ("id", uuid("Id of an existing record")),
+                        ("xref", string()),
+                        ("name", string()),
+                    ],
+                    &[],
+                )),
+            ],
+        }),
+    );
+    put(
+        "ResolvedReference",
+        describe(
+            record(vec![
+                ("id", uuid("")),
+                ("xref", nullable_string()),
+                ("name", nullable_string()),
+            ]),
+            "A catalog record as quality results read references back",
+        ),
+    );
+    put(
+        "Synonym",
+        record(vec![
+            ("workspace", uuid("")),
+            ("baseItem", uuid("")),
+            ("linkedItem", uuid("")),
+        ]),
+    );
+    let stored = || {
+        vec![
+            ("format", describe(string(), "Media type")),
+            ("size", integer(0, i64::MAX)),
+            (
+                "sha256",
+                json!({"type": "string", "pattern": "^[0-9a-f]{64}$"}),
+            ),
+        ]
+    };
+    let caption = || describe(string(), "The file name");
+    let location = || uuid("Id of the stored bytes");
+    put(
+        "FileDescriptor",
+        record(vec![
+            ("id", uuid("Also the id of the v2 attachment")),
+            ("caption", caption()),
+            ("location", location()),
+            ("body", record(stored())),
+        ]),
+    );
+    let mut attachment = vec![
+        ("workspace", uuid("")),
+        ("document", uuid("")),
+        ("caption", caption()),
+        ("location", location()),
+    ];
+    attachment.extend(stored());
+    for name in [
+        "clientReferenceNumber",
+        "vendorReferenceNumber",
+        "description",
+    ] {
+        attachment.push((name, nullable_string()));
+    }
+    put("Attachment", record(attachment));
+}
+
+// ---------------------------------------------------------------------------
+// Document kinds, from their tables
+
+/// Which side of the wire a kind schema describes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Side {
+    /// As read back; `expand` when references read back as `{id, xref, name}`.
+    Read { expand: bool },
+    /// As written: references by id or `{xref, name}`, `null` for "not set".
+    Write,
+}
+
+impl Side {
+    fn suffix(self) -> &'static str {
+        match self {
+            Side::Read { expand: false } => "",
+            Side::Read { expand: true } => "Expanded",
+            Side::Write => "Write",
+        }
+    }
+}
+
+fn kind_schemas(kind: &Kind, out: &mut Map<String, Value>) {
+    let name = kind.schema_name();
+    let mut read = fields_schema(
+        kind.fields,
+        Side::Read {
+            expand: kind.expand_references,
+        },
+        out,
+    );
+    for path in kind.required {
+        require(&mut read, path, false);
+    }
+    read["description"] = Value::from(format!(
+        "A {} as read back: the fields that are set, in this order (from documents/kinds.rs)",
+        kind.noun
+    ));
+    let mut write = fields_schema(kind.fields, Side::Write, out);
+    for (alias, canonical) in kind.aliases {
+        let same = write["properties"][*canonical].clone();
+        write["properties"][*alias] = describe(
+            same,
+            &format!("Alias of `{canonical}`, stored under that name; sending both is 400"),
+        );
+    }
+    write["description"] = Value::from(format!(
+        "A {} as written (POST, or a PATCH merge patch where `null` clears a field)",
+        kind.noun
+    ));
+    out.insert(name.clone(), read);
+    out.insert(format!("{name}Write"), write);
+}
+
+fn fields_schema(fields: &'static [Field], side: Side, out: &mut Map<String, Value>) -> Value {
+    let properties = fields
+        .iter()
+        .map(|field| (field.name, type_schema(&field.ty, field.name, side, out)))
+        .collect();
+    let schema = object(properties, &[]);
+    match side {
+        Side::Read { .. } => schema,
+        Side::Write => closed(nullable_properties(schema, &[])),
+    }
+}
+
+fn type_schema(ty: &'static Type, name: &str, side: Side, out: &mut Map<String, Value>) -> Value {
+    match ty {
+        Type::Text => string(),
+        Type::Stringified => match side {
+            Side::Write => describe(
+                json!({"type": ["string", "number", "boolean"]}),
+                "Numbers and booleans are stored as their text",
+            ),
+            Side::Read { .. } => string(),
+        },
+        Type::Int => json!({"type": "integer"}),
+        Type::Float => json!({"type": "number"}),
+        Type::Bool => json!({"type": "boolean"}),
+        Type::DateTime => date_time(match side {
+            Side::Write => "RFC 3339 with any offset",
+            Side::Read { .. } => "RFC 3339 UTC with milliseconds",
+        }),
+        Type::Enum(values) => one_of(values),
+        Type::Catalog(catalog) => {
+            let what = format!("A record of the `{}` catalog", catalog.key());
+            match side {
+                Side::Write => describe(schema_ref("CatalogReference"), &what),
+                Side::Read { expand: true } => describe(schema_ref("ResolvedReference"), &what),
+                Side::Read { expand: false } => uuid(&format!("{what}: its id")),
+            }
+        }
+        Type::Organization => uuid("An organization id"),
+        Type::DocumentId => uuid("A document id of this workspace"),
+        Type::Object(fields) => fields_schema(fields, side, out),
+        Type::Array(Type::Object(fields)) => {
+            let component = format!(
+                "{}{}",
+                pascal(name.strip_suffix('s').unwrap_or(name)),
+                side.suffix()
+            );
+            let schema = fields_schema(fields, side, out);
+            debug_assert!(out.get(&component).is_none_or(|s| *s == schema));
+            out.insert(component.clone(), schema);
+            array(schema_ref(&component))
+        }
+        Type::Array(inner) => array(type_schema(inner, name, side, out)),
+    }
+}

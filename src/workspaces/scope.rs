@@ -1,0 +1,40 @@
+//! Tenancy as structure: a handler under `/workspaces/{workspace_id}` is
+//! handed a [`Scope`] (the workspace as the caller may see it, and the caller),
+//! loaded inside the handler's own transaction by `Ctx::read_in` /
+//! `Ctx::write_in`. No handler looks a workspace up by itself.
+
+use std::sync::Arc;
+
+use rusqlite::Connection;
+
+use super::{Workspace, not_found, store};
+use crate::auth::principal::Principal;
+use crate::error::ApiResult;
+
+/// A workspace the caller may see, and the caller.
+pub struct Scope {
+    pub user: Arc<Principal>,
+    pub workspace: Workspace,
+}
+
+impl Scope {
+    /// The workspace's id.
+    pub fn id(&self) -> &str {
+        &self.workspace.id
+    }
+
+    /// The caller's party organization in this workspace (see
+    /// [`Workspace::party_of`]).
+    pub fn party(&self) -> Option<String> {
+        self.workspace.party_of(&self.user)
+    }
+}
+
+/// The workspace `id` if it exists and `user` may see it; 404 otherwise, so a
+/// foreign tenant cannot tell the two apart.
+pub fn load(conn: &Connection, user: Arc<Principal>, id: &str) -> ApiResult<Scope> {
+    match store::get(conn, id)? {
+        Some(workspace) if workspace.visible_to(&user) => Ok(Scope { user, workspace }),
+        _ => Err(not_found(id)),
+    }
+}
