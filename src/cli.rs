@@ -10,7 +10,12 @@ use log::LevelFilter;
 
 use crate::app::{App, Settings};
 use crate::auth::{accounts, password};
+use crate::error::BoxError;
 use crate::{clock, db};
+
+/// What a command answers: an error is printed with its whole source chain
+/// (`cannot open x.db: unable to open database file: ...`) and exits 1.
+type CliResult = Result<(), BoxError>;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -136,8 +141,8 @@ pub fn main() -> i32 {
     };
     match result {
         Ok(()) => 0,
-        Err(message) => {
-            eprintln!("quayside: error: {message}");
+        Err(err) => {
+            eprintln!("quayside: error: {}", crate::error::chain(&*err));
             1
         }
     }
@@ -152,7 +157,7 @@ fn init_logging(level: LevelFilter) {
     let _ = simplelog::WriteLogger::init(level, config, std::io::stderr());
 }
 
-fn serve(data: &Path, args: ServeArgs) -> Result<(), String> {
+fn serve(data: &Path, args: ServeArgs) -> CliResult {
     let settings = Settings {
         session_idle: Duration::from_secs(args.session_idle_secs.max(1)),
         session_max: Duration::from_secs(args.session_max_secs.max(1)),
@@ -249,7 +254,7 @@ async fn shutdown_signal() {
 
 /// On an empty file, creates `admin` with a random password printed once (or
 /// the one in QUAYSIDE_ADMIN_PASSWORD).
-fn ensure_first_admin(data: &Path, iterations: u32) -> Result<(), String> {
+fn ensure_first_admin(data: &Path, iterations: u32) -> CliResult {
     let conn = db::open_and_migrate(data)?;
     let swept = db::blobs::sweep_incomplete(&conn).map_err(|e| e.to_string())?;
     if swept > 0 {
@@ -279,7 +284,7 @@ fn ensure_first_admin(data: &Path, iterations: u32) -> Result<(), String> {
     Ok(())
 }
 
-fn user(data: &Path, command: UserCommand) -> Result<(), String> {
+fn user(data: &Path, command: UserCommand) -> CliResult {
     let conn = db::open_and_migrate(data)?;
     let sql = |e: rusqlite::Error| e.to_string();
     match command {
@@ -291,7 +296,7 @@ fn user(data: &Path, command: UserCommand) -> Result<(), String> {
         } => {
             accounts::check_username(&name).map_err(|e| e.message())?;
             if accounts::find(&conn, &name).map_err(sql)?.is_some() {
-                return Err(format!("an account named `{name}` already exists"));
+                return Err(format!("an account named `{name}` already exists").into());
             }
             let tenant = match tenant_of {
                 Some(other) => {
@@ -317,7 +322,7 @@ fn user(data: &Path, command: UserCommand) -> Result<(), String> {
             pbkdf2_iterations,
         } => {
             if accounts::find(&conn, &name).map_err(sql)?.is_none() {
-                return Err(format!("no account named `{name}`"));
+                return Err(format!("no account named `{name}`").into());
             }
             let secret = read_password()?;
             let hash = password::hash(&secret, pbkdf2_iterations);
@@ -338,7 +343,7 @@ fn user(data: &Path, command: UserCommand) -> Result<(), String> {
         }
         UserCommand::Remove { name } => {
             if !accounts::remove(&conn, &name).map_err(sql)? {
-                return Err(format!("no account named `{name}`"));
+                return Err(format!("no account named `{name}`").into());
             }
             println!("removed {name}; its sessions no longer work");
         }
@@ -378,15 +383,12 @@ fn read_password() -> Result<String, String> {
 /// step, inside one read transaction, so the copy is consistent even while the
 /// server writes (WAL lets the writer go on). The copy is written beside OUT,
 /// checked, then renamed into place, so OUT is never a partial file.
-fn backup(data: &Path, out: &Path) -> Result<(), String> {
+fn backup(data: &Path, out: &Path) -> CliResult {
     if !data.exists() {
-        return Err(format!("{} does not exist", data.display()));
+        return Err(format!("{} does not exist", data.display()).into());
     }
     if out.exists() {
-        return Err(format!(
-            "{} already exists; choose a new name",
-            out.display()
-        ));
+        return Err(format!("{} already exists; choose a new name", out.display()).into());
     }
     let partial = out.with_extension("partial");
     let _ = std::fs::remove_file(&partial);
@@ -412,7 +414,7 @@ fn backup(data: &Path, out: &Path) -> Result<(), String> {
     drop(copy);
     if verdict != "ok" {
         let _ = std::fs::remove_file(&partial);
-        return Err(format!("the copy failed its integrity check: {verdict}"));
+        return Err(format!("the copy failed its integrity check: {verdict}").into());
     }
     std::fs::rename(&partial, out).map_err(|e| format!("cannot move the copy into place: {e}"))?;
     println!(
@@ -424,9 +426,9 @@ fn backup(data: &Path, out: &Path) -> Result<(), String> {
 }
 
 /// `quayside check`: reports every problem found; any makes the exit code 1.
-fn check(data: &Path) -> Result<(), String> {
+fn check(data: &Path) -> CliResult {
     if !data.exists() {
-        return Err(format!("{} does not exist", data.display()));
+        return Err(format!("{} does not exist", data.display()).into());
     }
     let conn =
         db::open_connection(data).map_err(|e| format!("cannot open {}: {e}", data.display()))?;
@@ -494,16 +496,12 @@ fn check(data: &Path) -> Result<(), String> {
         for problem in &problems {
             println!("{problem}");
         }
-        Err(format!(
-            "{} problem(s) found in {}",
-            problems.len(),
-            data.display()
-        ))
+        Err(format!("{} problem(s) found in {}", problems.len(), data.display()).into())
     }
 }
 
 /// `quayside import-unlocode FILE.csv`.
-fn import_unlocode(data: &Path, file: &Path, username: &str) -> Result<(), String> {
+fn import_unlocode(data: &Path, file: &Path, username: &str) -> CliResult {
     let input =
         std::fs::File::open(file).map_err(|e| format!("cannot open {}: {e}", file.display()))?;
     let mut conn = db::open_and_migrate(data)?;

@@ -3,8 +3,11 @@
 //! `{"error":{"status":N,"code":"...","message":"...","field":"..."}}`.
 //!
 //! Internal errors carry their detail only to the log: the client sees a plain
-//! message, so nothing about the store or the code leaks through a 500.
+//! message, so nothing about the store or the code leaks through a 500. The
+//! detail is the original error, kept with its `source()` chain, so the log
+//! says what failed underneath (see [`chain`]).
 
+use std::error::Error as StdError;
 use std::fmt;
 
 use serde_json::{Value, json};
@@ -41,11 +44,61 @@ pub enum ApiError {
     StorageFull,
     /// 503: the server is shutting down or its writer is gone.
     Unavailable(String),
-    /// 500: a bug or an environment failure; the detail is logged, never sent.
-    Internal(String),
+    /// 500: a bug or an environment failure; the detail (the original error,
+    /// with its sources) is logged, never sent.
+    Internal(BoxError),
 }
 
 pub type ApiResult<T> = Result<T, ApiError>;
+
+/// Any error, kept whole: what [`ApiError::Internal`] holds.
+pub type BoxError = Box<dyn StdError + Send + Sync + 'static>;
+
+/// An error with a few words in front saying where it happened ("sqlite",
+/// "connection pool"); its `source()` is the original error.
+#[derive(Debug)]
+pub struct Context {
+    what: String,
+    source: BoxError,
+}
+
+impl Context {
+    pub fn new(what: impl Into<String>, source: impl Into<BoxError>) -> Context {
+        Context {
+            what: what.into(),
+            source: source.into(),
+        }
+    }
+}
+
+impl fmt::Display for Context {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.what)
+    }
+}
+
+impl StdError for Context {
+    fn source(&self) -> Option<&(dyn StdError + 'static)> {
+        Some(&*self.source)
+    }
+}
+
+/// An error and all its sources in one line, outermost first: `a: b: c`. A
+/// source whose message the line already holds (many errors repeat their
+/// source's message in their own) is not written again.
+pub fn chain(err: &(dyn StdError + 'static)) -> String {
+    let mut line = err.to_string();
+    let mut next = err.source();
+    while let Some(source) = next {
+        let message = source.to_string();
+        if !line.contains(&message) {
+            line.push_str(": ");
+            line.push_str(&message);
+        }
+        next = source.source();
+    }
+    line
+}
 
 impl ApiError {
     /// A 400 about one input field (`field` is a JSON path or a parameter name).
@@ -86,8 +139,21 @@ impl ApiError {
         }
     }
 
+    /// A 500 with a message for the log.
     pub fn internal(detail: impl fmt::Display) -> Self {
-        ApiError::Internal(detail.to_string())
+        ApiError::Internal(detail.to_string().into())
+    }
+
+    /// A 500 keeping `source` (and its own sources) for the log, with a few
+    /// words of `context` in front.
+    pub fn internal_from(context: impl Into<String>, source: impl Into<BoxError>) -> Self {
+        ApiError::Internal(Box::new(Context::new(context, source)))
+    }
+
+    /// This error and its whole source chain in one line, as the log shows it
+    /// (`internal error: sqlite: no such table: x: ...`).
+    pub fn chain(&self) -> String {
+        chain(self)
     }
 
     pub fn status(&self) -> u16 {
@@ -178,10 +244,12 @@ impl ApiError {
     }
 }
 
+/// An internal error shows its whole chain, so a log line written with `{err}`
+/// keeps the detail; [`chain`] then finds nothing more to add.
 impl fmt::Display for ApiError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ApiError::Internal(detail) => write!(f, "internal error: {detail}"),
+            ApiError::Internal(detail) => write!(f, "internal error: {}", chain(&**detail)),
             other => write!(
                 f,
                 "{} {}: {}",
@@ -193,26 +261,41 @@ impl fmt::Display for ApiError {
     }
 }
 
-impl std::error::Error for ApiError {}
+/// The source of an internal error is what it holds; the other variants are
+/// answers, not failures of something underneath.
+impl StdError for ApiError {
+    fn source(&self) -> Option<&(dyn StdError + 'static)> {
+        match self {
+            ApiError::Internal(detail) => Some(&**detail),
+            _ => None,
+        }
+    }
+}
 
 impl From<rusqlite::Error> for ApiError {
     fn from(err: rusqlite::Error) -> Self {
         match err.sqlite_error_code() {
             Some(rusqlite::ErrorCode::DiskFull) => ApiError::StorageFull,
-            _ => ApiError::Internal(format!("sqlite: {err}")),
+            _ => ApiError::internal_from("sqlite", err),
         }
     }
 }
 
 impl From<r2d2::Error> for ApiError {
     fn from(err: r2d2::Error) -> Self {
-        ApiError::Internal(format!("connection pool: {err}"))
+        ApiError::internal_from("connection pool", err)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn no_such_table() -> rusqlite::Error {
+        let conn = rusqlite::Connection::open_in_memory().unwrap();
+        conn.query_row("SELECT * FROM secrets", [], |_| Ok(()))
+            .unwrap_err()
+    }
 
     #[test]
     fn internal_detail_never_reaches_the_body() {
@@ -221,6 +304,46 @@ mod tests {
         assert!(!body.contains("secrets"));
         assert_eq!(err.body()["error"]["status"], 500);
         assert_eq!(err.body()["error"]["message"], "Internal server error");
+
+        let err = ApiError::from(no_such_table());
+        let body = err.body().to_string();
+        assert!(!body.contains("secrets"), "{body}");
+        assert!(!body.contains("sqlite"), "{body}");
+        assert_eq!(
+            err.body()["error"],
+            json!({"status": 500, "code": "internal_error", "message": "Internal server error"})
+        );
+    }
+
+    #[test]
+    fn internal_errors_keep_their_source_for_the_log() {
+        let err = ApiError::from(no_such_table());
+        // The chain leads to the original rusqlite error.
+        let context = err.source().expect("the wrapped error");
+        assert_eq!(context.to_string(), "sqlite");
+        let original = context
+            .source()
+            .and_then(|e| e.downcast_ref::<rusqlite::Error>())
+            .expect("the rusqlite error");
+        assert!(original.to_string().contains("no such table: secrets"));
+        // What the log shows: every link once, outermost first.
+        let line = err.chain();
+        assert!(
+            line.starts_with("internal error: sqlite: no such table: secrets"),
+            "{line}"
+        );
+        assert_eq!(line.matches("no such table").count(), 1, "{line}");
+        assert_eq!(err.to_string(), line);
+
+        let message = ApiError::internal("reader slots closed");
+        assert_eq!(message.chain(), "internal error: reader slots closed");
+    }
+
+    #[test]
+    fn chain_walks_every_source() {
+        let inner = Context::new("b", "c");
+        let outer = Context::new("a", inner);
+        assert_eq!(chain(&outer), "a: b: c");
     }
 
     #[test]

@@ -24,10 +24,36 @@ pub struct Checkpointer {
     thread: Mutex<Option<JoinHandle<()>>>,
 }
 
+/// Why the background checkpoint could not start.
+#[derive(Debug)]
+pub enum CheckpointError {
+    /// Its own connection to the file could not be opened.
+    Open(rusqlite::Error),
+    /// The thread could not be spawned.
+    Thread(std::io::Error),
+}
+
+impl std::fmt::Display for CheckpointError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            CheckpointError::Open(_) => "cannot open the checkpoint connection",
+            CheckpointError::Thread(_) => "cannot start the checkpoint thread",
+        })
+    }
+}
+
+impl std::error::Error for CheckpointError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            CheckpointError::Open(e) => Some(e),
+            CheckpointError::Thread(e) => Some(e),
+        }
+    }
+}
+
 impl Checkpointer {
-    pub fn start(path: &Path) -> Result<Checkpointer, String> {
-        let conn = super::open_connection(path)
-            .map_err(|e| format!("cannot open the checkpoint connection: {e}"))?;
+    pub fn start(path: &Path) -> Result<Checkpointer, CheckpointError> {
+        let conn = super::open_connection(path).map_err(CheckpointError::Open)?;
         let stop = Arc::new((Mutex::new(false), Condvar::new()));
         let signal = stop.clone();
         let thread = std::thread::Builder::new()
@@ -49,7 +75,7 @@ impl Checkpointer {
                     }
                 }
             })
-            .map_err(|e| format!("cannot start the checkpoint thread: {e}"))?;
+            .map_err(CheckpointError::Thread)?;
         Ok(Checkpointer {
             stop,
             thread: Mutex::new(Some(thread)),

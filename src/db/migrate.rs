@@ -20,18 +20,59 @@ pub fn schema_version(conn: &Connection) -> rusqlite::Result<i64> {
     conn.query_row("PRAGMA user_version", [], |row| row.get(0))
 }
 
-/// Creates or upgrades the schema. Errors are sentences for an administrator.
-pub fn migrate(conn: &mut Connection) -> Result<(), String> {
+/// Why a data file's schema could not be created or brought forward. The
+/// messages are sentences for an administrator.
+#[derive(Debug)]
+pub enum MigrateError {
+    /// SQLite failed while doing `what` ("read the schema version", ...).
+    Sql {
+        what: &'static str,
+        source: rusqlite::Error,
+    },
+    /// The step to schema version `to` failed.
+    Step { to: i64, source: rusqlite::Error },
+    /// The file was made by a newer binary; nothing was changed.
+    Newer { found: i64 },
+    /// The file is an SQLite database, but not a Quayside data file.
+    Foreign,
+}
+
+impl std::fmt::Display for MigrateError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            MigrateError::Sql { what, .. } => write!(f, "cannot {what}"),
+            MigrateError::Step { to, .. } => write!(f, "migration to version {to} failed"),
+            MigrateError::Newer { found } => write!(
+                f,
+                "this data file has schema version {found}, newer than this binary understands \
+                 (version {CURRENT_VERSION}); use a newer quayside binary"
+            ),
+            MigrateError::Foreign => f.write_str(
+                "this file holds an SQLite database that is not a Quayside data file \
+                 (it has tables but no Quayside schema version)",
+            ),
+        }
+    }
+}
+
+impl std::error::Error for MigrateError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            MigrateError::Sql { source, .. } | MigrateError::Step { source, .. } => Some(source),
+            MigrateError::Newer { .. } | MigrateError::Foreign => None,
+        }
+    }
+}
+
+/// Creates or upgrades the schema, all in one transaction.
+pub fn migrate(conn: &mut Connection) -> Result<(), MigrateError> {
+    let sql = |what: &'static str| move |source| MigrateError::Sql { what, source };
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
-        .map_err(|e| format!("cannot start the schema transaction: {e}"))?;
-    let version =
-        schema_version(&tx).map_err(|e| format!("cannot read the schema version: {e}"))?;
+        .map_err(sql("start the schema transaction"))?;
+    let version = schema_version(&tx).map_err(sql("read the schema version"))?;
     if version > CURRENT_VERSION {
-        return Err(format!(
-            "this data file has schema version {version}, newer than this binary understands \
-             (version {CURRENT_VERSION}); use a newer quayside binary"
-        ));
+        return Err(MigrateError::Newer { found: version });
     }
     if version == CURRENT_VERSION {
         return Ok(());
@@ -43,26 +84,22 @@ pub fn migrate(conn: &mut Connection) -> Result<(), String> {
                 [],
                 |row| row.get(0),
             )
-            .map_err(|e| e.to_string())?;
+            .map_err(sql("list the tables"))?;
         if tables > 0 {
-            return Err(
-                "this file holds an SQLite database that is not a Quayside data file \
-                 (it has tables but no Quayside schema version)"
-                    .into(),
-            );
+            return Err(MigrateError::Foreign);
         }
-        tx.execute_batch(SCHEMA)
-            .map_err(|e| format!("cannot create the schema: {e}"))?;
+        tx.execute_batch(SCHEMA).map_err(sql("create the schema"))?;
     } else {
         for (step, sql) in STEPS.iter().enumerate().skip((version - 1) as usize) {
-            tx.execute_batch(sql)
-                .map_err(|e| format!("migration to version {} failed: {e}", step as i64 + 2))?;
+            tx.execute_batch(sql).map_err(|source| MigrateError::Step {
+                to: step as i64 + 2,
+                source,
+            })?;
         }
     }
     tx.pragma_update(None, "user_version", CURRENT_VERSION)
-        .map_err(|e| e.to_string())?;
-    tx.commit()
-        .map_err(|e| format!("cannot commit the schema: {e}"))?;
+        .map_err(sql("record the schema version"))?;
+    tx.commit().map_err(sql("commit the schema"))?;
     if version > 0 {
         log::info!("migrated the data file from schema version {version} to {CURRENT_VERSION}");
     }
@@ -106,18 +143,47 @@ mod tests {
     }
 
     #[test]
+    fn a_failed_step_names_its_version_and_keeps_the_sqlite_error() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        // A version 1 file where the step to version 2 cannot create its table.
+        conn.execute_batch("CREATE TABLE organizations (x)")
+            .unwrap();
+        conn.pragma_update(None, "user_version", 1).unwrap();
+        let err = migrate(&mut conn).unwrap_err();
+        assert!(matches!(err, MigrateError::Step { to: 2, .. }), "{err:?}");
+        let line = crate::error::chain(&err);
+        assert!(
+            line.starts_with("migration to version 2 failed: table organizations already exists"),
+            "{line}"
+        );
+        assert!(
+            std::error::Error::source(&err)
+                .and_then(|e| e.downcast_ref::<rusqlite::Error>())
+                .is_some()
+        );
+        // The whole step was rolled back.
+        assert_eq!(schema_version(&conn).unwrap(), 1);
+    }
+
+    #[test]
     fn newer_file_is_refused() {
         let mut conn = Connection::open_in_memory().unwrap();
         conn.pragma_update(None, "user_version", CURRENT_VERSION + 1)
             .unwrap();
         let err = migrate(&mut conn).unwrap_err();
-        assert!(err.contains("newer"), "{err}");
+        assert!(
+            matches!(err, MigrateError::Newer { found } if found == CURRENT_VERSION + 1),
+            "{err:?}"
+        );
+        assert!(err.to_string().contains("newer"), "{err}");
     }
 
     #[test]
     fn foreign_database_is_refused() {
         let mut conn = Connection::open_in_memory().unwrap();
         conn.execute_batch("CREATE TABLE t (x)").unwrap();
-        assert!(migrate(&mut conn).unwrap_err().contains("not a Quayside"));
+        let err = migrate(&mut conn).unwrap_err();
+        assert!(matches!(err, MigrateError::Foreign), "{err:?}");
+        assert!(err.to_string().contains("not a Quayside"), "{err}");
     }
 }

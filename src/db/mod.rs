@@ -10,8 +10,11 @@ pub mod blobs;
 pub mod cache;
 pub mod changes;
 pub mod checkpoint;
+mod error;
 pub mod migrate;
 pub mod writer;
+
+pub use error::StoreError;
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -57,10 +60,15 @@ pub fn open_connection(path: &Path) -> rusqlite::Result<Connection> {
 
 /// Opens the file, creating or migrating its schema. Used by `serve` and by
 /// every CLI command that touches the data.
-pub fn open_and_migrate(path: &Path) -> Result<Connection, String> {
-    let mut conn =
-        open_connection(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
-    migrate::migrate(&mut conn).map_err(|e| format!("{}: {e}", path.display()))?;
+pub fn open_and_migrate(path: &Path) -> Result<Connection, StoreError> {
+    let mut conn = open_connection(path).map_err(|source| StoreError::Open {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    migrate::migrate(&mut conn).map_err(|source| StoreError::Migrate {
+        path: path.to_path_buf(),
+        source,
+    })?;
     Ok(conn)
 }
 
@@ -89,13 +97,20 @@ fn read_slots(readers: u32) -> usize {
 impl Db {
     /// Opens the store: migrates the schema, starts the writer, fills the reader pool.
     /// `max_page_count` caps the file's size (tests of a full disk use it).
-    pub fn open(path: &Path, readers: u32, max_page_count: Option<u64>) -> Result<Db, String> {
+    pub fn open(path: &Path, readers: u32, max_page_count: Option<u64>) -> Result<Db, StoreError> {
         let write_conn = open_and_migrate(path)?;
+        let pragma = |what| {
+            move |source| StoreError::Pragma {
+                path: path.to_path_buf(),
+                what,
+                source,
+            }
+        };
         // Keep the planner's statistics fresh (bounded work): without them a
         // filtered, ordered search walks the primary key instead of its index.
         write_conn
             .execute_batch("PRAGMA analysis_limit = 1000; PRAGMA optimize = 0x10002;")
-            .map_err(|e| format!("cannot refresh query statistics: {e}"))?;
+            .map_err(pragma("refresh the query statistics"))?;
         write_conn
             .query_row(
                 &format!(
@@ -105,11 +120,11 @@ impl Db {
                 [],
                 |_| Ok(()),
             )
-            .map_err(|e| format!("cannot set the checkpoint threshold: {e}"))?;
+            .map_err(pragma("set the checkpoint threshold"))?;
         if let Some(pages) = max_page_count {
             write_conn
                 .query_row(&format!("PRAGMA max_page_count = {pages}"), [], |_| Ok(()))
-                .map_err(|e| format!("cannot cap the page count: {e}"))?;
+                .map_err(pragma("cap the page count"))?;
         }
         let manager = SqliteConnectionManager::file(path)
             .with_flags(OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
@@ -125,13 +140,21 @@ impl Db {
             .max_size(readers)
             .min_idle(Some(readers.min(2)))
             .build(manager)
-            .map_err(|e| format!("cannot open reader pool on {}: {e}", path.display()))?;
+            .map_err(|source| StoreError::Pool {
+                path: path.to_path_buf(),
+                source,
+            })?;
         Ok(Db {
             path: path.to_path_buf(),
             readers: pool,
             read_slots: Arc::new(tokio::sync::Semaphore::new(read_slots(readers))),
             writer: Writer::start(write_conn),
-            checkpointer: Arc::new(checkpoint::Checkpointer::start(path)?),
+            checkpointer: Arc::new(checkpoint::Checkpointer::start(path).map_err(|source| {
+                StoreError::Checkpointer {
+                    path: path.to_path_buf(),
+                    source,
+                }
+            })?),
             changes: Arc::new(CommitWatch::new(path)),
         })
     }
@@ -205,12 +228,18 @@ impl Db {
 
     /// Stops the writer after it has finished what is queued, then folds the
     /// WAL back into the main file so the one `.db` file is the whole store.
-    pub fn close(&self) -> Result<(), String> {
+    pub fn close(&self) -> Result<(), StoreError> {
         self.writer.stop();
         self.checkpointer.stop();
-        let conn = open_connection(&self.path).map_err(|e| e.to_string())?;
+        let conn = open_connection(&self.path).map_err(|source| StoreError::Open {
+            path: self.path.clone(),
+            source,
+        })?;
         conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
-            .map_err(|e| format!("checkpoint failed: {e}"))?;
+            .map_err(|source| StoreError::Checkpoint {
+                path: self.path.clone(),
+                source,
+            })?;
         Ok(())
     }
 }

@@ -2,7 +2,7 @@
 
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{Connection, OptionalExtension, params};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::kinds::{self, Kind, Type};
 use super::{Document, schema};
@@ -11,22 +11,90 @@ use crate::listing::{FieldSql, FieldType, Fields, ListQuery, fetch_page};
 
 const COLUMNS: &str = "id, workspace_id, kind, job_id, body, created_at, updated_at";
 
+/// A row of `documents` as a [`Document`]. A row this binary cannot read (an
+/// unknown kind, a body that is not a JSON object) is an error naming the
+/// document, never a different record.
 fn from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Document> {
+    let id: String = row.get(0)?;
     let kind_key: String = row.get(2)?;
+    let Some(kind) = kinds::by_key(&kind_key) else {
+        return Err(unreadable(
+            2,
+            UnreadableDocument {
+                id,
+                problem: format!("its kind {kind_key:?} is not one this binary knows"),
+                source: None,
+            },
+        ));
+    };
     let body_text: String = row.get(4)?;
     let body = match serde_json::from_str::<Value>(&body_text) {
         Ok(Value::Object(map)) => map,
-        _ => Map::new(),
+        Ok(other) => {
+            return Err(unreadable(
+                4,
+                UnreadableDocument {
+                    id,
+                    problem: format!("its body is JSON {}, not an object", json_type(&other)),
+                    source: None,
+                },
+            ));
+        }
+        Err(err) => {
+            return Err(unreadable(
+                4,
+                UnreadableDocument {
+                    id,
+                    problem: "its body is not valid JSON".into(),
+                    source: Some(err),
+                },
+            ));
+        }
     };
     Ok(Document {
-        id: row.get(0)?,
+        id,
         workspace_id: row.get(1)?,
-        kind: kinds::by_key(&kind_key).unwrap_or(&kinds::JOB),
+        kind,
         job_id: row.get(3)?,
         body,
         created_at: row.get(5)?,
         updated_at: row.get(6)?,
     })
+}
+
+/// A stored document that cannot be read as one (see [`from_row`]).
+#[derive(Debug)]
+struct UnreadableDocument {
+    id: String,
+    problem: String,
+    source: Option<serde_json::Error>,
+}
+
+impl std::fmt::Display for UnreadableDocument {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "document {} cannot be read: {}", self.id, self.problem)
+    }
+}
+
+impl std::error::Error for UnreadableDocument {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.source.as_ref().map(|e| e as _)
+    }
+}
+
+fn unreadable(column: usize, err: UnreadableDocument) -> rusqlite::Error {
+    rusqlite::Error::FromSqlConversionFailure(column, rusqlite::types::Type::Text, Box::new(err))
+}
+
+fn json_type(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
 }
 
 /// A document of a kind, in a workspace and (for results) under a job.
@@ -214,4 +282,75 @@ pub fn readable_body(conn: &Connection, doc: &Document) -> rusqlite::Result<Valu
         }
     }
     Ok(Value::Object(body))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A data file with one workspace `w` and, written past the schema's own
+    /// checks, the given rows of `(id, kind, body)`.
+    fn store_with(rows: &[(&str, &str, &str)]) -> (tempfile::TempDir, Connection) {
+        let dir = tempfile::tempdir().unwrap();
+        let conn = crate::db::open_and_migrate(&dir.path().join("documents.db")).unwrap();
+        conn.execute(
+            "INSERT INTO workspaces (id, created_at, updated_at) VALUES ('w', 0, 0)",
+            [],
+        )
+        .unwrap();
+        conn.pragma_update(None, "ignore_check_constraints", true)
+            .unwrap();
+        for (id, kind, body) in rows {
+            conn.execute(
+                "INSERT INTO documents (id, workspace_id, kind, job_id, body, created_at, \
+                 updated_at) VALUES (?1, 'w', ?2, NULL, ?3, 0, 0)",
+                params![id, kind, body],
+            )
+            .unwrap();
+        }
+        conn.pragma_update(None, "ignore_check_constraints", false)
+            .unwrap();
+        (dir, conn)
+    }
+
+    #[test]
+    fn an_unreadable_row_is_an_error_naming_the_document() {
+        let (_dir, conn) = store_with(&[
+            ("d-fine", "job", r#"{"reference":"R1"}"#),
+            ("d-kind", "bogus", "{}"),
+            ("d-array", "job", "[1, 2]"),
+            ("d-text", "job", "not json at all"),
+        ]);
+        let fine = get_any(&conn, "w", "d-fine").unwrap().unwrap();
+        assert_eq!(fine.kind.key, "job");
+        assert_eq!(fine.body["reference"], "R1");
+
+        for (id, problem) in [
+            ("d-kind", r#"its kind "bogus" is not one this binary knows"#),
+            ("d-array", "its body is JSON an array, not an object"),
+            ("d-text", "its body is not valid JSON"),
+        ] {
+            let err = match get_any(&conn, "w", id) {
+                Ok(found) => panic!("{id} read as {found:?}"),
+                Err(err) => err,
+            };
+            let line = crate::error::chain(&err);
+            assert!(
+                line.contains(&format!("document {id} cannot be read: {problem}")),
+                "{line}"
+            );
+            // It reaches the client as a plain 500, its detail kept for the log.
+            let api = crate::error::ApiError::from(err);
+            assert_eq!(api.status(), 500);
+            assert!(api.chain().contains(id), "{}", api.chain());
+            assert!(!api.body().to_string().contains(id));
+        }
+        // The parse error underneath a corrupt body is kept as its source.
+        let err = get_any(&conn, "w", "d-text").unwrap_err();
+        assert!(
+            crate::error::chain(&err).contains("expected ident at line 1 column 2"),
+            "{}",
+            crate::error::chain(&err)
+        );
+    }
 }

@@ -75,8 +75,9 @@ impl Response {
     /// The one rendering of an error: the contract's body, plus `Allow` on 405
     /// and `Retry-After` on 429. Internal detail goes to the log only.
     pub fn error(err: &ApiError) -> Response {
-        if let ApiError::Internal(detail) = err {
-            log::error!("internal error: {detail}");
+        if let ApiError::Internal(_) = err {
+            // The whole chain: what failed, and what made it fail underneath.
+            log::error!("{}", err.chain());
         }
         let mut response = Response::json(err.status(), &err.body());
         match err {
