@@ -14,6 +14,8 @@ pub mod envelope;
 pub mod error;
 pub mod http;
 pub mod ids;
+#[cfg(test)]
+mod invariants;
 pub mod listing;
 pub mod locations;
 pub mod openapi;

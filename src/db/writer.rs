@@ -233,3 +233,59 @@ fn clone_error(err: &ApiError) -> ApiError {
         other => ApiError::internal(other),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use crate::db::Db;
+    use crate::error::ApiError;
+
+    /// Architecture invariant: one request's writes are one unit. Three writes
+    /// queued behind a held writer run as one batch; the one that fails after
+    /// writing leaves nothing, the two around it are committed.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_failing_write_rolls_back_only_its_own_savepoint_in_a_batch() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let db = Db::open(&dir.path().join("batch.db"), 2, None).expect("open");
+        db.write(|conn| Ok(conn.execute_batch("CREATE TABLE t (x TEXT)")?))
+            .await
+            .expect("table");
+        let hold = tokio::spawn(db.write(|_| {
+            std::thread::sleep(Duration::from_millis(150));
+            Ok(())
+        }));
+        tokio::time::sleep(Duration::from_millis(30)).await;
+        let insert = |x: &'static str, fail: bool| {
+            db.write(move |conn| {
+                conn.execute("INSERT INTO t (x) VALUES (?1)", [x])?;
+                if fail {
+                    return Err(ApiError::conflict("test", "refused after writing"));
+                }
+                Ok(())
+            })
+        };
+        let (a, b, c) = (
+            tokio::spawn(insert("a", false)),
+            tokio::spawn(insert("b", true)),
+            tokio::spawn(insert("c", false)),
+        );
+        hold.await.expect("join").expect("hold");
+        assert!(a.await.expect("join").is_ok());
+        let refused = b.await.expect("join").expect_err("b fails");
+        assert_eq!(refused.code(), "test", "b answers its own error");
+        assert!(c.await.expect("join").is_ok());
+        let stored = db
+            .read(|conn, _| {
+                let mut rows = conn.prepare("SELECT x FROM t ORDER BY x")?;
+                let values = rows
+                    .query_map([], |row| row.get::<_, String>(0))?
+                    .collect::<Result<Vec<_>, _>>()?;
+                Ok(values)
+            })
+            .await
+            .expect("read");
+        assert_eq!(stored, vec!["a".to_string(), "c".to_string()]);
+        db.close().expect("close");
+    }
+}

@@ -11,8 +11,9 @@ pub mod router;
 pub mod server;
 pub mod urlencoded;
 
-/// A boxed error of a body stream (requests and responses).
-pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+/// A boxed error of a body stream (requests and responses): the service's one
+/// boxed error type.
+pub use crate::error::BoxError;
 
 pub use request::{Method, Request};
 pub use response::Response;
