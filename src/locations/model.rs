@@ -19,6 +19,17 @@ pub const STATUSES: &[&str] = &[STATUS_ACTIVE, STATUS_INACTIVE];
 
 pub const NAME_MAX: usize = 256;
 pub const CODE_FIELD_MAX: usize = 64;
+/// A position's axes: the name prefix, the largest whole degrees, the
+/// hemisphere letters and the hemisphere field's suffix.
+pub const AXES: [(&str, i64, [&str; 2], &str); 2] = [
+    ("latitude", LATITUDE_MAX, ["N", "S"], "Ns"),
+    ("longitude", LONGITUDE_MAX, ["E", "W"], "We"),
+];
+pub const LATITUDE_MAX: i64 = 90;
+pub const LONGITUDE_MAX: i64 = 180;
+/// Largest whole minutes; seconds are below [`SECONDS_BELOW`].
+pub const MINUTES_MAX: i64 = 59;
+pub const SECONDS_BELOW: f64 = 60.0;
 pub const TEXT_MAX: usize = 10_000;
 
 /// Fields of the write shape, in the order they are documented and rendered.
@@ -302,16 +313,22 @@ impl LocationFields {
                 "geoRegionCode" => {
                     fields.geo_region_code = optional_string(value, k, CODE_FIELD_MAX)?
                 }
-                "latitudeDeg" => fields.latitude_deg = optional_integer(value, k, 0, 90)?,
-                "latitudeMin" => fields.latitude_min = optional_integer(value, k, 0, 59)?,
-                "latitudeSec" => fields.latitude_sec = optional_number_below(value, k, 0.0, 60.0)?,
-                "latitudeNs" => fields.latitude_ns = optional_enum(value, k, &["N", "S"])?,
-                "longitudeDeg" => fields.longitude_deg = optional_integer(value, k, 0, 180)?,
-                "longitudeMin" => fields.longitude_min = optional_integer(value, k, 0, 59)?,
-                "longitudeSec" => {
-                    fields.longitude_sec = optional_number_below(value, k, 0.0, 60.0)?;
+                "latitudeDeg" => fields.latitude_deg = optional_integer(value, k, 0, LATITUDE_MAX)?,
+                "latitudeMin" => fields.latitude_min = optional_integer(value, k, 0, MINUTES_MAX)?,
+                "latitudeSec" => {
+                    fields.latitude_sec = optional_number_below(value, k, 0.0, SECONDS_BELOW)?
                 }
-                "longitudeWe" => fields.longitude_we = optional_enum(value, k, &["E", "W"])?,
+                "latitudeNs" => fields.latitude_ns = optional_enum(value, k, &AXES[0].2)?,
+                "longitudeDeg" => {
+                    fields.longitude_deg = optional_integer(value, k, 0, LONGITUDE_MAX)?
+                }
+                "longitudeMin" => {
+                    fields.longitude_min = optional_integer(value, k, 0, MINUTES_MAX)?
+                }
+                "longitudeSec" => {
+                    fields.longitude_sec = optional_number_below(value, k, 0.0, SECONDS_BELOW)?;
+                }
+                "longitudeWe" => fields.longitude_we = optional_enum(value, k, &AXES[1].2)?,
                 "statusCode" => {
                     if let Some(status) = optional_enum(value, k, STATUSES)? {
                         fields.status_code = status;
@@ -337,14 +354,14 @@ impl LocationFields {
         fields.name = required_string(map.get("name"), "name", NAME_MAX)?;
         check_pole(
             fields.latitude_deg,
-            90,
+            LATITUDE_MAX,
             fields.latitude_min,
             fields.latitude_sec,
             "latitude",
         )?;
         check_pole(
             fields.longitude_deg,
-            180,
+            LONGITUDE_MAX,
             fields.longitude_min,
             fields.longitude_sec,
             "longitude",

@@ -111,18 +111,15 @@ fn location_schemas(put: &mut impl FnMut(&str, Value)) {
         ),
         ("geoRegionCode".into(), text(location::CODE_FIELD_MAX)),
     ];
-    for (axis, degrees, hemispheres, hemisphere) in [
-        ("latitude", 90, ["N", "S"], "Ns"),
-        ("longitude", 180, ["E", "W"], "We"),
-    ] {
+    for (axis, degrees, hemispheres, hemisphere) in location::AXES {
         let whole_degrees = describe(
             integer(0, degrees),
             "Whole degrees; at the maximum, minutes and seconds must be 0",
         );
-        let seconds = json!({"type": "number", "minimum": 0, "exclusiveMaximum": 60});
+        let seconds = json!({"type": "number", "minimum": 0, "exclusiveMaximum": location::SECONDS_BELOW as i64});
         for (suffix, schema) in [
             ("Deg", whole_degrees),
-            ("Min", integer(0, 59)),
+            ("Min", integer(0, location::MINUTES_MAX)),
             ("Sec", seconds),
             (hemisphere, one_of(&hemispheres)),
         ] {
