@@ -3,12 +3,13 @@
 //! the store (through the API, or from another process with the CLI), and
 //! checks the very next request sees the change.
 
-mod common;
-
-use common::Server;
+use crate::common::{self, Server};
 use serde_json::json;
 
-const SAMPLE: &str = "../shared/data/unlocode/sample-200.csv";
+const SAMPLE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../shared/data/unlocode/sample-200.csv"
+);
 const PORT: &str = "/api/rest/1.0/ports/NLQYS";
 
 fn port(name: &str, status: &str) -> serde_json::Value {

@@ -5,13 +5,11 @@
 //! The suite runs a short version; `bench/load` runs 200 connections for 60 s
 //! against the release binary (`QUAYSIDE_LOAD_CONNECTIONS`, `QUAYSIDE_LOAD_SECS`).
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::Server;
+use crate::common::Server;
 use serde_json::json;
 
 fn env_or(name: &str, default: u64) -> u64 {

@@ -5,7 +5,7 @@
 //! and oversized bodies, slow headers, deep nesting, huge numbers, invalid
 //! UTF-8, NUL bytes, traversal and SQL-looking strings.
 
-mod common;
+use crate::common;
 
 use std::io::{Read, Write};
 use std::sync::atomic::{AtomicUsize, Ordering};

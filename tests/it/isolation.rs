@@ -7,9 +7,7 @@
 //! (or fails this test until it is given a request below) without anyone
 //! remembering to add it.
 
-mod common;
-
-use common::{Reply, Server};
+use crate::common::{Reply, Server};
 use quayside::app::Access;
 use quayside::http::Method;
 use serde_json::{Value, json};

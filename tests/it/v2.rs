@@ -1,9 +1,7 @@
 //! The v2 generation: organizations, workspace envelopes, synonyms by xref,
 //! and the cross-generation views of one data model, over real HTTP.
 
-mod common;
-
-use common::{Reply, Server};
+use crate::common::{Reply, Server};
 use serde_json::{Value, json};
 
 fn id(reply: &Reply) -> String {

@@ -2,9 +2,7 @@
 //! upload and download over real HTTP, headers, limits, and the two views of
 //! one record.
 
-mod common;
-
-use common::{Reply, Server};
+use crate::common::{Reply, Server};
 use serde_json::{Value, json};
 
 const BOUNDARY: &str = "quaysideTestBoundary7MA4YWxkTrZu0gW";

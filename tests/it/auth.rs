@@ -1,11 +1,9 @@
 //! Accounts, sessions and the rules of authentication, over real HTTP against
 //! the real binary.
 
-mod common;
-
 use std::time::Duration;
 
-use common::{ADMIN_PASSWORD, Server, run_cli};
+use crate::common::{self, ADMIN_PASSWORD, Server, run_cli};
 
 const PORTS: &str = "/api/rest/1.0/ports";
 

@@ -1,6 +1,5 @@
 //! Test harness: runs the real `quayside` binary on `127.0.0.1:0` with a data
 //! file in a fresh temporary directory, and talks to it with a real HTTP client.
-#![allow(dead_code)]
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};

@@ -1,16 +1,17 @@
 //! Operating a data file: backup while writing, check, clean shutdown,
 //! migration forward and refusal, UN/LOCODE import, a full disk.
 
-mod common;
-
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use common::{Server, run_cli};
+use crate::common::{self, Server, run_cli};
 use rusqlite::Connection;
 use serde_json::json;
 
-const SAMPLE: &str = "../shared/data/unlocode/sample-200.csv";
+const SAMPLE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../shared/data/unlocode/sample-200.csv"
+);
 
 fn codes_in(file: &std::path::Path) -> Vec<String> {
     let conn = Connection::open(file).unwrap();
@@ -156,8 +157,11 @@ fn a_file_from_the_first_release_is_migrated_forward() {
     let data = dir.path().join("old.db");
     {
         let conn = Connection::open(&data).unwrap();
-        conn.execute_batch(include_str!("fixtures/schema-v1.sql"))
-            .unwrap();
+        conn.execute_batch(include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/schema-v1.sql"
+        )))
+        .unwrap();
         conn.execute(
             "INSERT INTO locations (catalog, client_code, name, name_folded, status_code, created_at, \
              creator, modified_at, modifier) VALUES ('ports', 'OLD1', 'Old Port', 'old port', 'ACTIVE', \
@@ -339,7 +343,10 @@ fn a_full_disk_answers_507_keeps_reads_and_loses_nothing() {
 #[test]
 fn the_full_unlocode_list_imports_and_reimports_in_place() {
     let server = Server::start();
-    let list = "../shared/data/unlocode/code-list.csv";
+    let list = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../shared/data/unlocode/code-list.csv"
+    );
     let first = server.cli(&["import-unlocode", list], None);
     assert!(
         first.status.success(),

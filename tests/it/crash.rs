@@ -6,14 +6,12 @@
 //! `QUAYSIDE_CRASH_POINTS` sets the number of kill points (default 20);
 //! `bench/crash` runs this against the release binary with more.
 
-mod common;
-
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::{Server, run_cli};
+use crate::common::{Server, run_cli};
 use serde_json::{Value, json};
 
 const BOUNDARY: &str = "crashBoundary";
