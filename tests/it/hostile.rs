@@ -365,7 +365,7 @@ fn zz_report_inputs_tried() {
 /// Sends raw bytes on a fresh connection and returns what came back (empty if
 /// the server closed the connection without answering).
 fn raw(server: &common::Server, bytes: &[u8], pause_after: Option<usize>) -> String {
-    let address = server.base.trim_start_matches("http://");
+    let address = server.address();
     let mut socket = std::net::TcpStream::connect(address).unwrap();
     socket
         .set_read_timeout(Some(Duration::from_secs(30)))
@@ -552,7 +552,7 @@ fn a_stalled_body_times_out_with_408() {
 #[test]
 fn a_slow_loris_is_cut_off_and_others_are_served() {
     let server = common::Server::start_with(&["--header-timeout-secs", "1"]);
-    let address = server.base.trim_start_matches("http://").to_string();
+    let address = server.address().to_string();
     let mut loris = std::net::TcpStream::connect(&address).unwrap();
     loris
         .write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: ")

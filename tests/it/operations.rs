@@ -4,14 +4,9 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use crate::common::{self, Server, run_cli};
+use crate::common::{self, Server, UNLOCODE_CODE_LIST, UNLOCODE_SAMPLE, run_cli};
 use rusqlite::Connection;
 use serde_json::json;
-
-const SAMPLE: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../shared/data/unlocode/sample-200.csv"
-);
 
 fn codes_in(file: &std::path::Path) -> Vec<String> {
     let conn = Connection::open(file).unwrap();
@@ -221,7 +216,7 @@ fn a_file_from_a_newer_binary_is_refused() {
 #[test]
 fn unlocode_import_is_idempotent_and_served() {
     let server = Server::start();
-    let first = server.cli(&["import-unlocode", SAMPLE], None);
+    let first = server.cli(&["import-unlocode", UNLOCODE_SAMPLE], None);
     assert!(
         first.status.success(),
         "{}",
@@ -246,7 +241,7 @@ fn unlocode_import_is_idempotent_and_served() {
     assert_eq!(rotterdam["creator"], "unlocode-import");
     let before = rotterdam["dateModified"].clone();
 
-    let second = server.cli(&["import-unlocode", SAMPLE], None);
+    let second = server.cli(&["import-unlocode", UNLOCODE_SAMPLE], None);
     assert!(second.status.success());
     let report = String::from_utf8_lossy(&second.stderr).to_string();
     assert!(
@@ -343,10 +338,7 @@ fn a_full_disk_answers_507_keeps_reads_and_loses_nothing() {
 #[test]
 fn the_full_unlocode_list_imports_and_reimports_in_place() {
     let server = Server::start();
-    let list = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../shared/data/unlocode/code-list.csv"
-    );
+    let list = UNLOCODE_CODE_LIST;
     let first = server.cli(&["import-unlocode", list], None);
     assert!(
         first.status.success(),

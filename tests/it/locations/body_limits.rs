@@ -28,7 +28,7 @@ enum Framing {
 /// status and JSON body of the answer. Write errors after the answer has started
 /// are expected when the server refuses the body early.
 fn raw_put(server: &Server, path: &str, key: &str, body: &[u8], framing: Framing) -> (u16, Value) {
-    let address = server.base.trim_start_matches("http://").to_string();
+    let address = server.address().to_string();
     let mut stream = TcpStream::connect(&address).expect("connect");
     stream
         .set_read_timeout(Some(Duration::from_secs(30)))

@@ -16,9 +16,8 @@ use serde_json::{Map, Value, json};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
-use crate::common::{Reply, Server, urlencode};
+use crate::common::{PORTS, Reply, Server, urlencode};
 
-const PORTS: &str = "/api/rest/1.0/ports";
 const INLAND: &str = "/api/rest/1.0/inland_facilities";
 const CATALOGS: [&str; 2] = [PORTS, INLAND];
 
