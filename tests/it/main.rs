@@ -6,6 +6,15 @@
 //!
 //! Select an area with a filter, e.g. `cargo test --test it workspaces::` or
 //! `cargo test --test it crash:: -- --nocapture`.
+//!
+//! Every test runs in this one process, in parallel with the others (libtest's
+//! default: a thread per core). None is serialized: the tests that load the
+//! machine on purpose (`crash`, `load`) were run on top of the ones that assert
+//! on time (session lifetimes in `auth`, more than ten writes in 400 ms in
+//! `operations::backup_while_writing_holds_every_write_acknowledged_before_it`),
+//! also with 8 to 32 test threads on 2 cores, and those kept a wide margin.
+//! Only far more load than one `cargo test` makes (three whole suites at 32
+//! threads each, all at once) starved the backup test.
 
 mod common;
 
