@@ -5,7 +5,7 @@
 //! and oversized bodies, slow headers, deep nesting, huge numbers, invalid
 //! UTF-8, NUL bytes, traversal and SQL-looking strings.
 
-mod common;
+use crate::common;
 
 use std::io::{Read, Write};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -366,7 +366,7 @@ fn zz_report_inputs_tried() {
 /// Sends raw bytes on a fresh connection and returns what came back (empty if
 /// the server closed the connection without answering).
 fn raw(server: &common::Server, bytes: &[u8], pause_after: Option<usize>) -> String {
-    let address = server.base.trim_start_matches("http://");
+    let address = server.address();
     let mut socket = std::net::TcpStream::connect(address).unwrap();
     socket
         .set_read_timeout(Some(Duration::from_secs(30)))
@@ -553,7 +553,7 @@ fn a_stalled_body_times_out_with_408() {
 #[test]
 fn a_slow_loris_is_cut_off_and_others_are_served() {
     let server = common::Server::start_with(&["--header-timeout-secs", "1"]);
-    let address = server.base.trim_start_matches("http://").to_string();
+    let address = server.address().to_string();
     let mut loris = std::net::TcpStream::connect(&address).unwrap();
     loris
         .write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: ")

@@ -2,9 +2,7 @@
 //! upload and download over real HTTP, headers, limits, and the two views of
 //! one record.
 
-mod common;
-
-use common::{Reply, Server};
+use crate::common::{Reply, Server, multipart, workspace_with_job};
 use serde_json::{Value, json};
 
 const BOUNDARY: &str = "quaysideTestBoundary7MA4YWxkTrZu0gW";
@@ -21,23 +19,7 @@ impl Fixture {
     fn new(extra: &[&str]) -> Fixture {
         let server = Server::start_with(extra);
         let key = server.admin_key();
-        let org = server.post(
-            "/v2/organizations",
-            &key,
-            &json!({"body": {"name": "Owner Co"}}),
-        );
-        assert_eq!(org.status, 201, "{}", org.text());
-        let org = org.json()["id"].as_str().unwrap().to_string();
-        let ws = server.post(
-            "/workspaces",
-            &key,
-            &json!({"description": "files", "parties": {"client": {"id": org}}}),
-        );
-        assert_eq!(ws.status, 201, "{}", ws.text());
-        let workspace = ws.json()["id"].as_str().unwrap().to_string();
-        let job = server.post(&format!("/workspaces/{workspace}/jobs"), &key, &json!({}));
-        assert_eq!(job.status, 201, "{}", job.text());
-        let job = job.json()["id"].as_str().unwrap().to_string();
+        let (workspace, job) = workspace_with_job(&server, &key, "Owner Co", Some("files"));
         Fixture {
             server,
             key,
@@ -58,50 +40,19 @@ impl Fixture {
     }
 
     fn upload(&self, path: &str, name: &str, content_type: Option<&str>, bytes: &[u8]) -> Reply {
-        let body = multipart(&[("file", Some(name), content_type, bytes)]);
+        let body = multipart(BOUNDARY, &[("file", Some(name), content_type, bytes)]);
         self.upload_raw(path, &body)
     }
 
     fn upload_raw(&self, path: &str, body: &[u8]) -> Reply {
-        let content_type = format!("multipart/form-data; boundary={BOUNDARY}");
-        self.server.request(
-            "POST",
-            path,
-            Some(&self.key),
-            &[("Content-Type", &content_type)],
-            Some(body),
-        )
+        self.server
+            .post_multipart(path, Some(&self.key), BOUNDARY, body)
     }
 
     fn get(&self, path: &str, headers: &[(&str, &str)]) -> Reply {
         self.server
             .request("GET", path, Some(&self.key), headers, None)
     }
-}
-
-/// One part: name, file name, content type, bytes.
-type PartSpec<'a> = (&'a str, Option<&'a str>, Option<&'a str>, &'a [u8]);
-
-/// Builds a multipart/form-data body.
-fn multipart(parts: &[PartSpec<'_>]) -> Vec<u8> {
-    let mut body = Vec::new();
-    for (name, file_name, content_type, bytes) in parts {
-        body.extend_from_slice(format!("--{BOUNDARY}\r\n").as_bytes());
-        let mut disposition = format!("Content-Disposition: form-data; name=\"{name}\"");
-        if let Some(file_name) = file_name {
-            disposition.push_str(&format!("; filename=\"{file_name}\""));
-        }
-        body.extend_from_slice(disposition.as_bytes());
-        body.extend_from_slice(b"\r\n");
-        if let Some(content_type) = content_type {
-            body.extend_from_slice(format!("Content-Type: {content_type}\r\n").as_bytes());
-        }
-        body.extend_from_slice(b"\r\n");
-        body.extend_from_slice(bytes);
-        body.extend_from_slice(b"\r\n");
-    }
-    body.extend_from_slice(format!("--{BOUNDARY}--\r\n").as_bytes());
-    body
 }
 
 /// Deterministic bytes that are not a repeating pattern of the chunk size.
@@ -362,15 +313,18 @@ fn malformed_uploads_are_refused_and_store_nothing() {
     let fx = Fixture::new(&["--max-upload-mb", "1"]);
     let json = fx.server.post(&fx.files(), &fx.key, &json!({"file": "x"}));
     json.assert_error(415, "unsupported_media_type");
-    fx.upload_raw(&fx.files(), &multipart(&[]))
+    fx.upload_raw(&fx.files(), &multipart(BOUNDARY, &[]))
         .assert_error(400, "missing_field");
-    let two = multipart(&[
-        ("file", Some("a.txt"), None, b"a"),
-        ("file", Some("b.txt"), None, b"b"),
-    ]);
+    let two = multipart(
+        BOUNDARY,
+        &[
+            ("file", Some("a.txt"), None, b"a"),
+            ("file", Some("b.txt"), None, b"b"),
+        ],
+    );
     fx.upload_raw(&fx.files(), &two)
         .assert_error(400, "invalid_field");
-    let other = multipart(&[("note", None, None, b"hello")]);
+    let other = multipart(BOUNDARY, &[("note", None, None, b"hello")]);
     let reply = fx.upload_raw(&fx.files(), &other);
     reply.assert_error(400, "invalid_field");
     assert_eq!(reply.error_field().as_deref(), Some("note"));
@@ -379,18 +333,11 @@ fn malformed_uploads_are_refused_and_store_nothing() {
     let too_big = pseudo_random(1024 * 1024 + 1);
     fx.upload(&fx.files(), "big.bin", None, &too_big)
         .assert_error(413, "payload_too_large");
-    fx.server
-        .request(
-            "POST",
-            &format!("{}?colour=red", fx.attachments(&fx.job)),
-            Some(&fx.key),
-            &[(
-                "Content-Type",
-                &format!("multipart/form-data; boundary={BOUNDARY}"),
-            )],
-            Some(&multipart(&[("file", Some("a"), None, b"a")])),
-        )
-        .assert_error(400, "invalid_query");
+    fx.upload_raw(
+        &format!("{}?colour=red", fx.attachments(&fx.job)),
+        &multipart(BOUNDARY, &[("file", Some("a"), None, b"a")]),
+    )
+    .assert_error(400, "invalid_query");
     // Nothing of the refused uploads was recorded.
     assert_eq!(fx.get(&fx.files(), &[]).json(), Value::Array(vec![]));
 }
@@ -419,18 +366,9 @@ fn a_foreign_tenant_sees_no_files() {
     fx.server
         .delete(&format!("{}/{id}", fx.files()), &stranger)
         .assert_error(404, "not_found");
-    let body = multipart(&[("file", Some("x.txt"), None, b"x")]);
+    let body = multipart(BOUNDARY, &[("file", Some("x.txt"), None, b"x")]);
     fx.server
-        .request(
-            "POST",
-            &fx.files(),
-            Some(&stranger),
-            &[(
-                "Content-Type",
-                &format!("multipart/form-data; boundary={BOUNDARY}"),
-            )],
-            Some(&body),
-        )
+        .post_multipart(&fx.files(), Some(&stranger), BOUNDARY, &body)
         .assert_error(404, "not_found");
     // Still there for its owner.
     assert_eq!(

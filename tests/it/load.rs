@@ -5,13 +5,11 @@
 //! The suite runs a short version; `bench/load` runs 200 connections for 60 s
 //! against the release binary (`QUAYSIDE_LOAD_CONNECTIONS`, `QUAYSIDE_LOAD_SECS`).
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::Server;
+use crate::common::{Server, workspace_with_job};
 use serde_json::json;
 
 fn env_or(name: &str, default: u64) -> u64 {
@@ -35,20 +33,7 @@ fn mixed_load_has_no_server_errors_and_loses_nothing() {
     let seconds = env_or("QUAYSIDE_LOAD_SECS", 3);
     let server = Arc::new(Server::start());
     let key = server.admin_key();
-    let org = server.post(
-        "/v2/organizations",
-        &key,
-        &json!({"body": {"name": "Load Co"}}),
-    );
-    let org = org.json()["id"].as_str().unwrap().to_string();
-    let ws = server.post(
-        "/workspaces",
-        &key,
-        &json!({"parties": {"client": {"id": org}}}),
-    );
-    let ws = ws.json()["id"].as_str().unwrap().to_string();
-    let job = server.post(&format!("/workspaces/{ws}/jobs"), &key, &json!({}));
-    let job = job.json()["id"].as_str().unwrap().to_string();
+    let (ws, job) = workspace_with_job(&server, &key, "Load Co", None);
     for i in 0..50 {
         let reply = server.put(
             &format!("/api/rest/1.0/ports/SEED{i}"),

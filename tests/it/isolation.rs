@@ -7,9 +7,7 @@
 //! (or fails this test until it is given a request below) without anyone
 //! remembering to add it.
 
-mod common;
-
-use common::{Reply, Server};
+use crate::common::{Reply, Server, id, multipart};
 use quayside::auth::principal::Access;
 use quayside::http::Method;
 use serde_json::{Value, json};
@@ -34,34 +32,10 @@ struct Fixture {
     file: String,
 }
 
-fn id(reply: &Reply) -> String {
-    assert!(
-        reply.status < 300,
-        "fixture request failed: {} {}",
-        reply.status,
-        reply.text()
-    );
-    reply.json()["id"].as_str().expect("id").to_string()
-}
-
 fn multipart_body() -> Vec<u8> {
-    format!(
-        "--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.txt\"\r\n\
-         Content-Type: text/plain\r\n\r\nhello\r\n--{BOUNDARY}--\r\n"
-    )
-    .into_bytes()
-}
-
-fn upload(server: &Server, key: &str, path: &str) -> Reply {
-    server.request(
-        "POST",
-        path,
-        Some(key),
-        &[(
-            "Content-Type",
-            &format!("multipart/form-data; boundary={BOUNDARY}"),
-        )],
-        Some(&multipart_body()),
+    multipart(
+        BOUNDARY,
+        &[("file", Some("a.txt"), Some("text/plain"), b"hello")],
     )
 }
 
@@ -109,7 +83,12 @@ impl Fixture {
             None,
         );
         assert_eq!(link.status, 201);
-        let file = id(&upload(server, key, &format!("{jobs}/{job}/files")));
+        let file = id(&server.post_multipart(
+            &format!("{jobs}/{job}/files"),
+            Some(key),
+            BOUNDARY,
+            &multipart_body(),
+        ));
         for catalog in ["ports", "inland_facilities"] {
             let put = server.put(
                 &format!("/api/rest/1.0/{catalog}/NLRTM"),
@@ -225,14 +204,7 @@ impl Fixture {
         if (pattern.ends_with("/files") || pattern.ends_with("/attachments"))
             && method == Method::Post
         {
-            let content_type = format!("multipart/form-data; boundary={BOUNDARY}");
-            return server.request(
-                "POST",
-                &path,
-                key,
-                &[("Content-Type", &content_type)],
-                Some(&multipart_body()),
-            );
+            return server.post_multipart(&path, key, BOUNDARY, &multipart_body());
         }
         if pattern.starts_with("/api/rest/1.0/sessions") && method == Method::Post {
             return server.request(

@@ -6,14 +6,12 @@
 //! `QUAYSIDE_CRASH_POINTS` sets the number of kill points (default 20);
 //! `bench/crash` runs this against the release binary with more.
 
-mod common;
-
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::{Server, run_cli};
+use crate::common::{Server, multipart, run_cli, workspace_with_job};
 use serde_json::{Value, json};
 
 const BOUNDARY: &str = "crashBoundary";
@@ -49,20 +47,7 @@ struct Ids {
 }
 
 fn setup(server: &Server, key: &str) -> Ids {
-    let org = server.post(
-        "/v2/organizations",
-        key,
-        &json!({"body": {"name": "Crash Co"}}),
-    );
-    let org = org.json()["id"].as_str().unwrap().to_string();
-    let ws = server.post(
-        "/workspaces",
-        key,
-        &json!({"parties": {"client": {"id": org}}}),
-    );
-    let workspace = ws.json()["id"].as_str().unwrap().to_string();
-    let job = server.post(&format!("/workspaces/{workspace}/jobs"), key, &json!({}));
-    let job = job.json()["id"].as_str().unwrap().to_string();
+    let (workspace, job) = workspace_with_job(server, key, "Crash Co", None);
     Ids { workspace, job }
 }
 
@@ -143,12 +128,8 @@ fn writer(
             _ => {
                 let size = 1024 + rng.below(1_500_000) as usize;
                 let bytes: Vec<u8> = (0..size).map(|_| rng.next() as u8).collect();
-                let mut body = format!(
-                    "--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{tag}.bin\"\r\n\r\n"
-                )
-                .into_bytes();
-                body.extend_from_slice(&bytes);
-                body.extend_from_slice(format!("\r\n--{BOUNDARY}--\r\n").as_bytes());
+                let name = format!("{tag}.bin");
+                let body = multipart(BOUNDARY, &[("file", Some(&name), None, &bytes)]);
                 server
                     .try_request(
                         "POST",

@@ -3,12 +3,9 @@
 //! the store (through the API, or from another process with the CLI), and
 //! checks the very next request sees the change.
 
-mod common;
-
-use common::Server;
+use crate::common::{self, Server, UNLOCODE_SAMPLE};
 use serde_json::json;
 
-const SAMPLE: &str = "../shared/data/unlocode/sample-200.csv";
 const PORT: &str = "/api/rest/1.0/ports/NLQYS";
 
 fn port(name: &str, status: &str) -> serde_json::Value {
@@ -64,7 +61,7 @@ fn a_cached_port_is_never_served_after_it_changes() {
 fn a_cached_port_sees_a_change_made_by_another_process() {
     let server = Server::start();
     let key = server.admin_key();
-    let imported = server.cli(&["import-unlocode", SAMPLE], None);
+    let imported = server.cli(&["import-unlocode", UNLOCODE_SAMPLE], None);
     assert!(imported.status.success());
     let rotterdam = "/api/rest/1.0/ports/NLRTM";
     assert_eq!(warm(&server, rotterdam, &key)["name"], "Rotterdam");
@@ -74,7 +71,7 @@ fn a_cached_port_sees_a_change_made_by_another_process() {
     assert_eq!(warm(&server, rotterdam, &key)["name"], "Rotterdam (edited)");
 
     // The CLI writes the file directly, from its own process.
-    let again = server.cli(&["import-unlocode", SAMPLE], None);
+    let again = server.cli(&["import-unlocode", UNLOCODE_SAMPLE], None);
     assert!(
         again.status.success(),
         "{}",

@@ -1,14 +1,8 @@
 //! The v2 generation: organizations, workspace envelopes, synonyms by xref,
 //! and the cross-generation views of one data model, over real HTTP.
 
-mod common;
-
-use common::{Reply, Server};
+use crate::common::{Server, id};
 use serde_json::{Value, json};
-
-fn id(reply: &Reply) -> String {
-    reply.json()["id"].as_str().expect("id").to_string()
-}
 
 fn create_org(server: &Server, key: &str, name: &str, category: Value) -> String {
     let reply = server.post(

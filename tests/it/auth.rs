@@ -1,13 +1,9 @@
 //! Accounts, sessions and the rules of authentication, over real HTTP against
 //! the real binary.
 
-mod common;
-
 use std::time::Duration;
 
-use common::{ADMIN_PASSWORD, Server, run_cli};
-
-const PORTS: &str = "/api/rest/1.0/ports";
+use crate::common::{self, ADMIN_PASSWORD, PORTS, Server, run_cli};
 
 #[test]
 fn login_answers_the_session_shape_and_the_key_works_both_ways() {
@@ -347,7 +343,7 @@ fn first_serve_prints_a_generated_admin_password_once() {
 fn regression_an_early_answer_keeps_the_connection_reusable() {
     use std::io::{Read, Write};
     let server = Server::start();
-    let address = server.base.trim_start_matches("http://");
+    let address = server.address();
     let mut socket = std::net::TcpStream::connect(address).unwrap();
     socket
         .set_read_timeout(Some(Duration::from_secs(10)))

@@ -3,9 +3,7 @@
 //! every documented operation routed) is checked against the route table by the
 //! unit tests in `src/openapi.rs`; here the server itself is asked.
 
-mod common;
-
-use common::{Server, urlencode};
+use crate::common::{Server, urlencode};
 use serde_json::Value;
 
 const METHODS: &[&str] = &["get", "put", "post", "delete", "patch"];

@@ -1,17 +1,30 @@
 //! Test harness: runs the real `quayside` binary on `127.0.0.1:0` with a data
 //! file in a fresh temporary directory, and talks to it with a real HTTP client.
-#![allow(dead_code)]
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 pub const ADMIN_PASSWORD: &str = "admin-password-1";
 /// Low work factor so that tests do not spend their time in PBKDF2.
 pub const TEST_ITERATIONS: &str = "1000";
+
+/// The ports catalog of the location service.
+pub const PORTS: &str = "/api/rest/1.0/ports";
+
+/// UN/LOCODE files in the shared data beside the repository: a 200-row sample
+/// and the full code list.
+pub const UNLOCODE_SAMPLE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../shared/data/unlocode/sample-200.csv"
+);
+pub const UNLOCODE_CODE_LIST: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../shared/data/unlocode/code-list.csv"
+);
 
 /// The binary under test: `QUAYSIDE_BIN` when set (bench/ runs the release
 /// build through the same tests), else the one cargo built for this run.
@@ -141,6 +154,11 @@ impl Server {
         }
     }
 
+    /// `host:port`, for tests that talk over a raw socket.
+    pub fn address(&self) -> &str {
+        self.base.trim_start_matches("http://")
+    }
+
     pub fn dir(&self) -> &Path {
         self.data.parent().expect("data dir")
     }
@@ -268,6 +286,24 @@ impl Server {
         self.send_json("PATCH", path, key, body)
     }
 
+    /// POSTs a `multipart/form-data` body made with `boundary` (see [`multipart`]).
+    pub fn post_multipart(
+        &self,
+        path: &str,
+        key: Option<&str>,
+        boundary: &str,
+        body: &[u8],
+    ) -> Reply {
+        let content_type = format!("multipart/form-data; boundary={boundary}");
+        self.request(
+            "POST",
+            path,
+            key,
+            &[("Content-Type", &content_type)],
+            Some(body),
+        )
+    }
+
     /// Logs in; returns the raw reply.
     pub fn login_reply(&self, username: &str, password: &str) -> Reply {
         let form = format!("password={}", urlencode(password));
@@ -354,4 +390,66 @@ pub fn urlencode(text: &str) -> String {
             _ => format!("%{b:02X}"),
         })
         .collect()
+}
+
+/// The `id` of an answer that must be a success.
+pub fn id(reply: &Reply) -> String {
+    assert!(
+        reply.status < 300,
+        "fixture request failed: {} {}",
+        reply.status,
+        reply.text()
+    );
+    reply.json()["id"].as_str().expect("id").to_string()
+}
+
+/// Creates an organization named `org` in the caller's tenant, a workspace with
+/// it as the client party (and `description`, when given), and one job in that
+/// workspace; returns the workspace and job ids.
+pub fn workspace_with_job(
+    server: &Server,
+    key: &str,
+    org: &str,
+    description: Option<&str>,
+) -> (String, String) {
+    let org = server.post("/v2/organizations", key, &json!({"body": {"name": org}}));
+    assert_eq!(org.status, 201, "{}", org.text());
+    let org = org.json()["id"].as_str().unwrap().to_string();
+    let mut body = json!({});
+    if let Some(description) = description {
+        body["description"] = json!(description);
+    }
+    body["parties"] = json!({"client": {"id": org}});
+    let ws = server.post("/workspaces", key, &body);
+    assert_eq!(ws.status, 201, "{}", ws.text());
+    let workspace = ws.json()["id"].as_str().unwrap().to_string();
+    let job = server.post(&format!("/workspaces/{workspace}/jobs"), key, &json!({}));
+    assert_eq!(job.status, 201, "{}", job.text());
+    let job = job.json()["id"].as_str().unwrap().to_string();
+    (workspace, job)
+}
+
+/// One part: name, file name, content type, bytes.
+pub type PartSpec<'a> = (&'a str, Option<&'a str>, Option<&'a str>, &'a [u8]);
+
+/// Builds a multipart/form-data body with this boundary.
+pub fn multipart(boundary: &str, parts: &[PartSpec<'_>]) -> Vec<u8> {
+    let mut body = Vec::new();
+    for (name, file_name, content_type, bytes) in parts {
+        body.extend_from_slice(format!("--{boundary}\r\n").as_bytes());
+        let mut disposition = format!("Content-Disposition: form-data; name=\"{name}\"");
+        if let Some(file_name) = file_name {
+            disposition.push_str(&format!("; filename=\"{file_name}\""));
+        }
+        body.extend_from_slice(disposition.as_bytes());
+        body.extend_from_slice(b"\r\n");
+        if let Some(content_type) = content_type {
+            body.extend_from_slice(format!("Content-Type: {content_type}\r\n").as_bytes());
+        }
+        body.extend_from_slice(b"\r\n");
+        body.extend_from_slice(bytes);
+        body.extend_from_slice(b"\r\n");
+    }
+    body.extend_from_slice(format!("--{boundary}--\r\n").as_bytes());
+    body
 }

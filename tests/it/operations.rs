@@ -1,16 +1,12 @@
 //! Operating a data file: backup while writing, check, clean shutdown,
 //! migration forward and refusal, UN/LOCODE import, a full disk.
 
-mod common;
-
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use common::{Server, run_cli};
+use crate::common::{self, Server, UNLOCODE_CODE_LIST, UNLOCODE_SAMPLE, run_cli};
 use rusqlite::Connection;
 use serde_json::json;
-
-const SAMPLE: &str = "../shared/data/unlocode/sample-200.csv";
 
 fn codes_in(file: &std::path::Path) -> Vec<String> {
     let conn = Connection::open(file).unwrap();
@@ -156,8 +152,11 @@ fn a_file_from_the_first_release_is_migrated_forward() {
     let data = dir.path().join("old.db");
     {
         let conn = Connection::open(&data).unwrap();
-        conn.execute_batch(include_str!("fixtures/schema-v1.sql"))
-            .unwrap();
+        conn.execute_batch(include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/schema-v1.sql"
+        )))
+        .unwrap();
         conn.execute(
             "INSERT INTO locations (catalog, client_code, name, name_folded, status_code, created_at, \
              creator, modified_at, modifier) VALUES ('ports', 'OLD1', 'Old Port', 'old port', 'ACTIVE', \
@@ -217,7 +216,7 @@ fn a_file_from_a_newer_binary_is_refused() {
 #[test]
 fn unlocode_import_is_idempotent_and_served() {
     let server = Server::start();
-    let first = server.cli(&["import-unlocode", SAMPLE], None);
+    let first = server.cli(&["import-unlocode", UNLOCODE_SAMPLE], None);
     assert!(
         first.status.success(),
         "{}",
@@ -242,7 +241,7 @@ fn unlocode_import_is_idempotent_and_served() {
     assert_eq!(rotterdam["creator"], "unlocode-import");
     let before = rotterdam["dateModified"].clone();
 
-    let second = server.cli(&["import-unlocode", SAMPLE], None);
+    let second = server.cli(&["import-unlocode", UNLOCODE_SAMPLE], None);
     assert!(second.status.success());
     let report = String::from_utf8_lossy(&second.stderr).to_string();
     assert!(
@@ -339,7 +338,7 @@ fn a_full_disk_answers_507_keeps_reads_and_loses_nothing() {
 #[test]
 fn the_full_unlocode_list_imports_and_reimports_in_place() {
     let server = Server::start();
-    let list = "../shared/data/unlocode/code-list.csv";
+    let list = UNLOCODE_CODE_LIST;
     let first = server.cli(&["import-unlocode", list], None);
     assert!(
         first.status.success(),

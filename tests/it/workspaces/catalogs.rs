@@ -1,0 +1,270 @@
+//! The eight catalogs of a workspace and their aliases: items created,
+//! filtered, read, patched, and deleted only when nothing refers to them.
+
+use super::*;
+
+#[test]
+fn the_eight_catalogs_and_their_aliases() {
+    let w = World::new();
+    for catalog in CATALOGS {
+        let (id, body) = w.create_item_as(
+            &w.alice,
+            catalog,
+            &json!({"name": format!("{catalog} one"), "xref": "X1"}),
+        );
+        assert_eq!(
+            body,
+            json!({"name": format!("{catalog} one"), "xref": "X1", "ownerParty": w.client_org})
+        );
+        assert_eq!(keys(&body), ["name", "xref", "ownerParty"]);
+        let reply = w.server.get(&w.catalog_path(catalog), &w.alice);
+        assert_eq!(
+            expect(&reply, 200),
+            json!([{"id": id, "body": body}]),
+            "{catalog}"
+        );
+        assert_eq!(total(&reply), 1);
+    }
+    // The same xref in each catalog was fine: xrefs are unique per catalog.
+    for (alias, catalog) in CATALOG_ALIASES {
+        let (id, _) = w.create_item_as(&w.alice, alias, &json!({"name": "by alias"}));
+        assert_eq!(w.items(catalog).len(), 2, "{alias}");
+        assert_eq!(w.item(catalog, &id)["name"], "by alias");
+        assert_eq!(w.items(alias), w.items(catalog));
+        expect_error(
+            &w.server
+                .post(&w.catalog_path(alias), &w.alice, &json!({"xref": "X1"})),
+            409,
+            "duplicate_xref",
+            None,
+        );
+    }
+    for unknown in ["vessels", "Products", "timelog", "methodz"] {
+        expect_404(&w.server.get(&w.catalog_path(unknown), &w.alice));
+        expect_404(
+            &w.server
+                .post(&w.catalog_path(unknown), &w.alice, &json!({"name": "x"})),
+        );
+    }
+    // A record is found only under its own catalog.
+    let product = w.items("products")[0].0.clone();
+    expect_404(&w.server.get(&w.item_path("locations", &product), &w.alice));
+    expect_404(&w.server.get(&w.item_path("vessels", &product), &w.alice));
+}
+
+#[test]
+fn catalog_items_are_created_filtered_read_and_patched() {
+    let w = World::new();
+    let (crude, crude_body) = w.create_item_as(
+        &w.alice,
+        "products",
+        &json!({"name": "Crude", "xref": "CR", "ownerParty": "ignored"}),
+    );
+    assert_eq!(crude_body["ownerParty"], w.client_org.as_str());
+    let (_, named_only) = w.create_item_as(&w.alice, "products", &json!({"name": "Naphtha"}));
+    assert_eq!(
+        named_only,
+        json!({"name": "Naphtha", "xref": null, "ownerParty": w.client_org})
+    );
+    let (xref_only, _) = w.create_item_as(&w.alice, "products", &json!({"xref": "GO-1"}));
+    let (diesel, diesel_body) = w.create_item_as(
+        &w.bob,
+        "products",
+        &json!({"name": "Diesel", "xref": "DSL"}),
+    );
+    assert_eq!(diesel_body["ownerParty"], w.vendor_org.as_str());
+    let (admin_item, admin_body) = w.create_item_as(&w.admin, "products", &json!({"name": "Jet"}));
+    assert_eq!(admin_body["ownerParty"], Value::Null);
+
+    let products = w.catalog_path("products");
+    let query =
+        |params: &[(&str, &str)]| list_ids(&w.server, &w.alice, &with_query(&products, params));
+    assert_eq!(query(&[]).1, 5);
+    assert_eq!(query(&[("name", "Crude")]), (vec![crude.clone()], 1));
+    assert_eq!(query(&[("name", "crude")]), (vec![], 0));
+    assert_eq!(query(&[("xref", "GO-1")]), (vec![xref_only.clone()], 1));
+    assert_eq!(
+        query(&[("ownerParty", w.vendor_org.as_str())]),
+        (vec![diesel.clone()], 1)
+    );
+    assert_eq!(query(&[("ownerParty", w.client_org.as_str())]).1, 3);
+    assert_eq!(
+        query(&[("ownerParty", w.client_org.as_str()), ("xref", "CR")]),
+        (vec![crude.clone()], 1)
+    );
+    assert_eq!(query(&[("sort", "name:asc"), ("limit", "2")]).1, 5);
+    assert_eq!(
+        query(&[("sort", "name:desc"), ("limit", "1"), ("offset", "1")]),
+        (vec![admin_item.clone()], 5)
+    );
+    for (params, field) in [
+        (vec![("colour", "x")], "colour"),
+        (vec![("sort", "colour")], "sort"),
+        (vec![("limit", "1001")], "limit"),
+    ] {
+        let reply = w.server.get(&with_query(&products, &params), &w.alice);
+        expect_error(&reply, 400, "invalid_query", Some(field));
+    }
+
+    // GET and PATCH answer the body; the owner never changes.
+    let path = w.item_path("products", &crude);
+    assert_eq!(w.read(&path), crude_body);
+    let answer = expect(
+        &w.patch(
+            &path,
+            &json!({"name": "Crude oil", "ownerParty": w.vendor_org}),
+        ),
+        200,
+    );
+    assert_eq!(
+        answer,
+        json!({"name": "Crude oil", "xref": "CR", "ownerParty": w.client_org})
+    );
+    let answer = expect(
+        &w.server.patch(&path, &w.bob, &json!({"xref": "CR-2"})),
+        200,
+    );
+    assert_eq!(
+        answer,
+        json!({"name": "Crude oil", "xref": "CR-2", "ownerParty": w.client_org})
+    );
+    assert_eq!(w.read(&path), answer);
+
+    // Duplicate xrefs, on create and on patch.
+    let reply = w.server.post(
+        &products,
+        &w.alice,
+        &json!({"name": "Other", "xref": "DSL"}),
+    );
+    expect_error(&reply, 409, "duplicate_xref", None);
+    expect_error(
+        &w.patch(&path, &json!({"xref": "GO-1"})),
+        409,
+        "duplicate_xref",
+        None,
+    );
+    assert_eq!(w.read(&path), answer);
+    // Keeping its own xref is no duplicate.
+    assert_eq!(
+        expect(&w.patch(&path, &json!({"xref": "CR-2"})), 200),
+        answer
+    );
+
+    for (body, code, field) in [
+        (json!({}), "missing_field", "name"),
+        (json!({"name": "  "}), "missing_field", "name"),
+        (json!({"name": 5}), "invalid_field", "name"),
+        (
+            json!({"name": "x", "colour": "red"}),
+            "unknown_field",
+            "colour",
+        ),
+    ] {
+        expect_error(
+            &w.server.post(&products, &w.alice, &body),
+            400,
+            code,
+            Some(field),
+        );
+    }
+    expect_error(
+        &w.patch(&path, &json!({"colour": 1})),
+        400,
+        "unknown_field",
+        Some("colour"),
+    );
+    expect_error(
+        &w.patch(&path, &json!({"name": null, "xref": null})),
+        400,
+        "invalid_field",
+        Some("name"),
+    );
+    assert_eq!(query(&[]).1, 5);
+    expect_404(&w.server.get(&w.item_path("products", MISSING), &w.alice));
+    expect_404(&w.patch(&w.item_path("products", MISSING), &json!({"name": "x"})));
+}
+
+#[test]
+fn a_catalog_item_in_use_cannot_be_deleted() {
+    let w = World::new();
+    let (job, job_body) = w.create_job(json!({
+        "location": {"xref": "NLRTM", "name": "Rotterdam"},
+        "cargo": {"product": {"name": "Brent"}}
+    }));
+    let location = text(&job_body["location"]);
+    let product = text(&job_body["cargo"]["product"]);
+    let (quality, quality_body) = w.create_sample(&job, &QUALITY);
+    let test = text(&quality_body["test"]["id"]);
+
+    for (catalog, id) in [
+        ("locations", &location),
+        ("products", &product),
+        ("tests", &test),
+    ] {
+        let path = w.item_path(catalog, id);
+        let before = w.read(&path);
+        expect_error(
+            &w.server.delete(&path, &w.alice),
+            409,
+            "catalog_item_in_use",
+            None,
+        );
+        assert_eq!(w.read(&path), before);
+    }
+
+    // Dropping the reference frees the record.
+    expect(&w.patch(&w.job_path(&job), &json!({"location": null})), 200);
+    let deleted = expect(
+        &w.server
+            .delete(&w.item_path("locations", &location), &w.alice),
+        200,
+    );
+    assert_eq!(
+        deleted,
+        json!({"name": "Rotterdam", "xref": "NLRTM", "ownerParty": w.client_org})
+    );
+    expect_404(&w.server.get(&w.item_path("locations", &location), &w.alice));
+    expect_404(
+        &w.server
+            .delete(&w.item_path("locations", &location), &w.alice),
+    );
+    // Deleting the document frees its records.
+    expect(
+        &w.server
+            .delete(&w.result_path(&job, &QUALITY, &quality), &w.alice),
+        200,
+    );
+    expect(
+        &w.server.delete(&w.item_path("tests", &test), &w.alice),
+        200,
+    );
+    expect_error(
+        &w.server
+            .delete(&w.item_path("products", &product), &w.alice),
+        409,
+        "catalog_item_in_use",
+        None,
+    );
+    expect(&w.server.delete(&w.job_path(&job), &w.alice), 200);
+    expect(
+        &w.server
+            .delete(&w.item_path("products", &product), &w.alice),
+        200,
+    );
+
+    // A record nothing refers to goes at once.
+    let spare = w.create_item("vcfTable", "Table 54B", "54B");
+    let deleted = expect(
+        &w.server.delete(&w.item_path("vcfTable", &spare), &w.alice),
+        200,
+    );
+    assert_eq!(
+        deleted,
+        json!({"name": "Table 54B", "xref": "54B", "ownerParty": w.client_org})
+    );
+    assert_eq!(w.items("vcfTable"), vec![]);
+    // The path's catalog counts: a vcfTable id is not found among products.
+    let spare = w.create_item("vcfTable", "Table 6A", "6A");
+    expect_404(&w.server.delete(&w.item_path("products", &spare), &w.alice));
+    assert_eq!(w.items("vcfTable").len(), 1);
+}
