@@ -25,7 +25,7 @@ use crate::db::changes::Stamp;
 use crate::error::{ApiError, ApiResult};
 use crate::http::request::settle_unread;
 use crate::http::{Method, Request, Response, Router};
-use crate::openapi::op::Op;
+use crate::openapi::op::{Op, ResourceOps};
 use crate::workspaces::scope::{self, Scope};
 
 /// Settings a running server needs; `serve`'s options fill them.
@@ -83,6 +83,40 @@ where
     endpoint(method, pattern, Access::Session, doc, handler)
 }
 
+/// A boxed handler, for [`resource`].
+pub fn handler<F, Fut>(f: F) -> Handler
+where
+    F: Fn(Ctx) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = ApiResult<Response>> + Send + 'static,
+{
+    Box::new(move |ctx| Box::pin(f(ctx)))
+}
+
+/// The five session routes of a resource with an id: list and create on
+/// `collection`, read, patch and delete on `item`, with their operations
+/// (`openapi::op::Resource`) and handlers in that order.
+pub fn resource(
+    collection: &'static str,
+    item: &'static str,
+    ops: ResourceOps,
+    [list, create, get, patch, delete]: [Handler; 5],
+) -> Vec<Endpoint> {
+    let route = |method, pattern, doc, handler| Endpoint {
+        method,
+        pattern,
+        access: Access::Session,
+        handler,
+        doc,
+    };
+    vec![
+        route(Method::Get, collection, ops.list, list),
+        route(Method::Post, collection, ops.create, create),
+        route(Method::Get, item, ops.get, get),
+        route(Method::Patch, item, ops.patch, patch),
+        route(Method::Delete, item, ops.delete, delete),
+    ]
+}
+
 fn endpoint<F, Fut>(
     method: Method,
     pattern: &'static str,
@@ -98,7 +132,7 @@ where
         method,
         pattern,
         access,
-        handler: Box::new(move |ctx| Box::pin(handler(ctx))),
+        handler: self::handler(handler),
         doc,
     }
 }

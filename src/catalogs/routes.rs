@@ -7,18 +7,18 @@ use serde_json::Value;
 use super::store;
 use super::synonyms::{self, Scope, Synonym};
 use super::{CatalogItem, CatalogName};
-use crate::app::{Ctx, Endpoint, session};
+use crate::app::{Ctx, Endpoint, handler, resource, session};
 use crate::clock;
 use crate::envelope;
 use crate::envelope::Entity;
 use crate::error::{ApiError, ApiResult};
-use crate::http::Method::{Delete, Get, Patch, Post};
+use crate::http::Method::{Delete, Get, Post};
 use crate::http::Response;
 use crate::listing::Generation::{Older, V2};
 use crate::listing::{self, ColumnFields, FieldType, Generation};
 use crate::openapi::op::Op;
+use crate::openapi::op::Resource;
 use crate::openapi::op::tags::{CATALOGS, SYNONYMS};
-use crate::openapi::op::{Resource, ResourceOps};
 use crate::openapi::schema::{
     describe, envelope, filters, list_parameters, one_of, query, schema_ref, uuid,
 };
@@ -45,13 +45,7 @@ const V2_SYNONYM: &str =
 /// The catalog records' routes (older paths).
 pub fn routes() -> Vec<Endpoint> {
     let duplicate: &[&str] = &["`duplicate_xref`: the catalog has a record with this xref"];
-    let ResourceOps {
-        list: list_op,
-        create: create_op,
-        get: get_op,
-        patch: patch_op,
-        delete: delete_op,
-    } = Resource {
+    let ops = Resource {
         tag: CATALOGS,
         noun: "catalog record",
         generation: Older,
@@ -67,13 +61,18 @@ pub fn routes() -> Vec<Endpoint> {
         ],
     }
     .ops();
-    vec![
-        session(Get, CATALOG, list_op, list),
-        session(Post, CATALOG, create_op, create),
-        session(Get, CATALOG_ITEM, get_op, get),
-        session(Patch, CATALOG_ITEM, patch_op, patch),
-        session(Delete, CATALOG_ITEM, delete_op, delete),
-    ]
+    resource(
+        CATALOG,
+        CATALOG_ITEM,
+        ops,
+        [
+            handler(list),
+            handler(create),
+            handler(get),
+            handler(patch),
+            handler(delete),
+        ],
+    )
 }
 
 /// The synonym links' routes, on both generations.

@@ -2,17 +2,16 @@
 
 use super::store::{self, OrganizationFilter};
 use super::{CATEGORIES, ENTITY_TYPE, Organization, OrganizationInput, check_audience};
-use crate::app::{Ctx, Endpoint, session};
+use crate::app::{Ctx, Endpoint, handler, resource};
 use crate::auth::principal::Principal;
 use crate::clock;
 use crate::envelope::Entity;
 use crate::envelope::{Wrapping, in_body, unwrap_v2};
 use crate::error::{ApiError, ApiResult};
-use crate::http::Method::{Delete, Get, Patch, Post};
 use crate::http::Response;
 use crate::listing::{self, ColumnFields, FieldType, Generation};
+use crate::openapi::op::Resource;
 use crate::openapi::op::tags::ORGANIZATIONS;
-use crate::openapi::op::{Resource, ResourceOps};
 use crate::openapi::schema::{
     envelope, filters, list_parameters, one_of, query, schema_ref, string, with_required,
 };
@@ -39,13 +38,7 @@ pub fn routes() -> Vec<Endpoint> {
     ));
     let duplicate: &[&str] =
         &["`duplicate_name`: another organization has this name (ignoring case)"];
-    let ResourceOps {
-        list: list_op,
-        create: create_op,
-        get: get_op,
-        patch: patch_op,
-        delete: delete_op,
-    } = Resource {
+    let ops = Resource {
         tag: ORGANIZATIONS,
         noun: "organization",
         generation: Generation::V2,
@@ -61,13 +54,18 @@ pub fn routes() -> Vec<Endpoint> {
         ],
     }
     .ops();
-    vec![
-        session(Get, COLLECTION, list_op, list),
-        session(Post, COLLECTION, create_op, create),
-        session(Get, ITEM, get_op, get),
-        session(Patch, ITEM, patch_op, patch),
-        session(Delete, ITEM, delete_op, delete),
-    ]
+    resource(
+        COLLECTION,
+        ITEM,
+        ops,
+        [
+            handler(list),
+            handler(create),
+            handler(get),
+            handler(patch),
+            handler(delete),
+        ],
+    )
 }
 
 fn not_found(id: &str) -> ApiError {

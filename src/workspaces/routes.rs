@@ -4,18 +4,17 @@
 use rusqlite::Connection;
 
 use super::{ENTITY_TYPE, Party, Workspace, WorkspaceInput, store};
-use crate::app::{Ctx, Endpoint, session};
+use crate::app::{Ctx, Endpoint, handler, resource};
 use crate::auth::principal::Principal;
 use crate::clock;
 use crate::envelope::Entity;
 use crate::envelope::{Wrapping, in_body, unwrap_v2};
 use crate::error::{ApiError, ApiResult};
-use crate::http::Method::{Delete, Get, Patch, Post};
 use crate::http::Response;
 use crate::listing::Generation::{Older, V2};
 use crate::listing::{self, ColumnFields, FieldType, Generation};
+use crate::openapi::op::Resource;
 use crate::openapi::op::tags::WORKSPACES;
-use crate::openapi::op::{Resource, ResourceOps};
 use crate::openapi::schema::{envelope, filters, list_parameters, schema_ref};
 use crate::organizations;
 
@@ -34,13 +33,7 @@ pub fn routes() -> Vec<Endpoint> {
         (Older, "/workspaces", "/workspaces/{workspace_id}"),
         (V2, "/v2/workspaces", "/v2/workspaces/{workspace_id}"),
     ] {
-        let ResourceOps {
-            list: list_op,
-            create: create_op,
-            get: get_op,
-            patch: patch_op,
-            delete: delete_op,
-        } = Resource {
+        let ops = Resource {
             tag: WORKSPACES,
             noun: "workspace",
             generation,
@@ -56,15 +49,18 @@ pub fn routes() -> Vec<Endpoint> {
             ],
         }
         .ops();
-        routes.extend([
-            session(Get, collection, list_op, move |ctx| list(ctx, generation)),
-            session(Post, collection, create_op, move |ctx| {
-                create(ctx, generation)
-            }),
-            session(Get, item, get_op, move |ctx| get(ctx, generation)),
-            session(Patch, item, patch_op, move |ctx| patch(ctx, generation)),
-            session(Delete, item, delete_op, move |ctx| delete(ctx, generation)),
-        ]);
+        routes.extend(resource(
+            collection,
+            item,
+            ops,
+            [
+                handler(move |ctx| list(ctx, generation)),
+                handler(move |ctx| create(ctx, generation)),
+                handler(move |ctx| get(ctx, generation)),
+                handler(move |ctx| patch(ctx, generation)),
+                handler(move |ctx| delete(ctx, generation)),
+            ],
+        ));
     }
     routes
 }
