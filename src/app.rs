@@ -14,7 +14,6 @@ use std::time::Duration;
 use bytes::Bytes;
 use rusqlite::Connection;
 
-use crate::auth::cache::SessionCache;
 use crate::auth::check::{SessionCheck, SessionGuard, SessionLimits};
 use crate::auth::lockout::Lockout;
 use crate::auth::principal::{Access, Principal};
@@ -157,15 +156,11 @@ pub struct Ctx {
 impl Ctx {
     /// The caller. Always present on [`Access::Session`] routes.
     pub fn user(&self) -> ApiResult<&Principal> {
-        self.principal
-            .as_deref()
-            .ok_or_else(|| ApiError::Unauthorized("A session key is required".into()))
+        self.principal.as_deref().ok_or_else(no_session)
     }
 
     fn caller(&self) -> ApiResult<Arc<Principal>> {
-        self.principal
-            .clone()
-            .ok_or_else(|| ApiError::Unauthorized("A session key is required".into()))
+        self.principal.clone().ok_or_else(no_session)
     }
 
     /// `f` preceded by the session's confirmation, when one is pending.
@@ -283,6 +278,10 @@ impl Ctx {
     }
 }
 
+fn no_session() -> ApiError {
+    ApiError::Unauthorized("A session key is required".into())
+}
+
 pub struct App {
     pub db: Db,
     pub settings: Settings,
@@ -310,15 +309,6 @@ impl App {
             reads: ReadCache::new(crate::db::cache::DEFAULT_BUDGET_BYTES),
             router,
         })
-    }
-
-    pub fn router(&self) -> &Router<Endpoint> {
-        &self.router
-    }
-
-    /// The sessions seen, for tests and the CLI.
-    pub fn session_cache(&self) -> &Arc<SessionCache> {
-        &self.sessions.cache
     }
 
     /// Routes, authenticates and runs one request. Every failure becomes the

@@ -35,7 +35,10 @@ fn from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Document> {
                 4,
                 UnreadableDocument {
                     id,
-                    problem: format!("its body is JSON {}, not an object", json_type(&other)),
+                    problem: format!(
+                        "its body is JSON {}, not an object",
+                        crate::validate::kind_of(&other)
+                    ),
                     source: None,
                 },
             ));
@@ -84,17 +87,6 @@ impl std::error::Error for UnreadableDocument {
 
 fn unreadable(column: usize, err: UnreadableDocument) -> rusqlite::Error {
     rusqlite::Error::FromSqlConversionFailure(column, rusqlite::types::Type::Text, Box::new(err))
-}
-
-fn json_type(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 /// A document of a kind, in a workspace and (for results) under a job.
