@@ -20,7 +20,7 @@ use crate::auth::principal::{Access, Principal};
 use crate::db::Db;
 use crate::db::blobs::{self, BlobWriter};
 use crate::db::cache::ReadCache;
-use crate::db::changes::Stamp;
+use crate::db::stamp::Stamp;
 use crate::error::{ApiError, ApiResult};
 use crate::http::request::settle_unread;
 use crate::http::{Method, Request, Response, Router};

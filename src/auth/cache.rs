@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use super::sessions::Found;
-use crate::db::changes::Stamp;
+use crate::db::stamp::Stamp;
 
 /// More live keys than this and the cache starts over (bounded memory).
 const MAX_ENTRIES: usize = 10_000;

@@ -12,7 +12,7 @@ use super::principal::Principal;
 use super::{confirmed, sessions};
 use crate::clock;
 use crate::db::Db;
-use crate::db::changes::Stamp;
+use crate::db::stamp::Stamp;
 use crate::db::writer;
 use crate::error::{ApiError, ApiResult};
 use crate::http::Request;

@@ -12,7 +12,7 @@ use std::sync::Mutex;
 
 use bytes::Bytes;
 
-use super::changes::Stamp;
+use super::stamp::Stamp;
 
 /// Entries beyond this many bytes are not kept (until the next commit empties
 /// the cache): bounded memory instead of an eviction policy.

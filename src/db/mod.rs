@@ -8,7 +8,7 @@
 
 pub mod blobs;
 pub mod cache;
-pub mod changes;
+pub mod stamp;
 pub mod checkpoint;
 mod error;
 pub mod migrate;
@@ -25,7 +25,7 @@ use r2d2_sqlite::SqliteConnectionManager;
 use rusqlite::{Connection, OpenFlags};
 
 use crate::error::{ApiError, ApiResult};
-use changes::{CommitWatch, Stamp};
+use stamp::{CommitWatch, Stamp};
 use writer::Writer;
 
 /// How long a connection waits on a lock held by another process (the CLI, a
@@ -85,7 +85,7 @@ pub struct Db {
     read_slots: Arc<tokio::sync::Semaphore>,
     writer: Writer,
     checkpointer: Arc<checkpoint::Checkpointer>,
-    changes: Arc<CommitWatch>,
+    commits: Arc<CommitWatch>,
 }
 
 /// How many reads may run at once (see `Db::read_slots`).
@@ -155,7 +155,7 @@ impl Db {
                     source,
                 }
             })?),
-            changes: Arc::new(CommitWatch::new(path)),
+            commits: Arc::new(CommitWatch::new(path)),
         })
     }
 
@@ -164,9 +164,9 @@ impl Db {
     }
 
     /// Where the store is now: unchanged stamps mean nothing was committed in
-    /// between (see [`changes`]). No query, no blocking thread.
+    /// between (see [`stamp`]). No query, no blocking thread.
     pub fn stamp(&self) -> Option<Stamp> {
-        self.changes.stamp()
+        self.commits.stamp()
     }
 
     /// Runs `f` on a pooled read-only connection inside one read transaction;
@@ -191,7 +191,7 @@ impl Db {
         T: Send + 'static,
     {
         let pool = self.readers.clone();
-        let changes = self.changes.clone();
+        let commits = self.commits.clone();
         let slots = self.read_slots.clone();
         async move {
             let slot = slots
@@ -201,7 +201,7 @@ impl Db {
             let task = tokio::task::spawn_blocking(move || {
                 let _slot = slot;
                 let conn = pool.get()?;
-                let stamp = changes.stamp();
+                let stamp = commits.stamp();
                 conn.prepare_cached("BEGIN DEFERRED")?.execute([])?;
                 let result = f(&conn, stamp);
                 // A read transaction has nothing to keep: end it whatever happened.
