@@ -38,6 +38,8 @@ pub struct Settings {
     pub pbkdf2_iterations: u32,
     /// Largest upload body (files and attachments).
     pub max_upload_bytes: u64,
+    /// Webhooks may target loopback and private addresses (`--webhook-allow-private`).
+    pub webhook_allow_private: bool,
 }
 
 impl Default for Settings {
@@ -47,6 +49,7 @@ impl Default for Settings {
             session_max: Duration::from_secs(7 * 24 * 3600),
             pbkdf2_iterations: crate::auth::password::DEFAULT_ITERATIONS,
             max_upload_bytes: 256 * 1024 * 1024,
+            webhook_allow_private: false,
         }
     }
 }

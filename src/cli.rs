@@ -11,6 +11,7 @@ use log::LevelFilter;
 use crate::app::{App, Settings};
 use crate::auth::{accounts, password};
 use crate::error::BoxError;
+use crate::http::client::{Client, ClientOptions};
 use crate::{clock, db};
 
 /// What a command answers: an error is printed with its whole source chain
@@ -100,6 +101,23 @@ struct ServeArgs {
     /// PBKDF2 iterations for new hashes (lowered only to make tests fast).
     #[arg(long, hide = true, env = "QUAYSIDE_PBKDF2_ITERATIONS", default_value_t = password::DEFAULT_ITERATIONS)]
     pbkdf2_iterations: u32,
+    /// Let webhooks target loopback, private, link-local, unique-local and CGNAT
+    /// addresses (refused by default: server-side request forgery).
+    #[arg(long)]
+    webhook_allow_private: bool,
+    /// For https webhooks, trust only the CA certificates in this PEM file
+    /// instead of the system's.
+    #[arg(long)]
+    webhook_ca_file: Option<PathBuf>,
+    /// Wait after a webhook's first failed attempt, in ms; doubled after each further one.
+    #[arg(long, hide = true, default_value_t = 30_000)]
+    webhook_retry_base_ms: u64,
+    /// Seconds a change may keep failing before its webhook is disabled.
+    #[arg(long, hide = true, default_value_t = 3 * 24 * 3600)]
+    webhook_retry_max_secs: u64,
+    /// Milliseconds one webhook delivery may take in all (resolve, connect, answer).
+    #[arg(long, hide = true, default_value_t = 10_000)]
+    webhook_timeout_ms: u64,
 }
 
 #[derive(Subcommand, Debug)]
@@ -163,6 +181,7 @@ fn serve(data: &Path, args: ServeArgs) -> CliResult {
         session_max: Duration::from_secs(args.session_max_secs.max(1)),
         pbkdf2_iterations: args.pbkdf2_iterations,
         max_upload_bytes: args.max_upload_mb.max(1) * 1024 * 1024,
+        webhook_allow_private: args.webhook_allow_private,
     };
     ensure_first_admin(data, settings.pbkdf2_iterations)?;
     limit_malloc_arenas();
@@ -175,6 +194,17 @@ fn serve(data: &Path, args: ServeArgs) -> CliResult {
         .build()
         .map_err(|e| format!("cannot start the runtime: {e}"))?;
     runtime.block_on(async {
+        // Read the CA file (or the system's roots) before accepting anything.
+        let webhooks = crate::webhooks::deliver::Config {
+            client: Client::new(&ClientOptions {
+                allow_private: args.webhook_allow_private,
+                ca_file: args.webhook_ca_file.clone(),
+                timeout: Duration::from_millis(args.webhook_timeout_ms.max(1)),
+            })
+            .map_err(|e| format!("webhooks: {e}"))?,
+            retry_base: Duration::from_millis(args.webhook_retry_base_ms.max(1)),
+            retry_max: Duration::from_secs(args.webhook_retry_max_secs),
+        };
         let database = db::Db::open(data, args.readers.max(1), args.max_page_count)?;
         let listener = tokio::net::TcpListener::bind(args.listen)
             .await
@@ -185,13 +215,26 @@ fn serve(data: &Path, args: ServeArgs) -> CliResult {
         let _ = std::io::stdout().flush();
         log::info!("serving {} on http://{address}", data.display());
         let app = App::new(database.clone(), settings, crate::routes::table());
+        // One signal stops both the listener and the webhook worker.
+        let (stopping, stop) = tokio::sync::watch::channel(false);
+        let worker = tokio::spawn(crate::webhooks::deliver::run(
+            database.clone(),
+            webhooks,
+            async move {
+                let mut stop = stop;
+                let _ = stop.wait_for(|stopped| *stopped).await;
+            },
+        ));
         crate::http::server::serve(
             listener,
             move |req| {
                 let app = app.clone();
                 async move { app.handle(req).await }
             },
-            shutdown_signal(),
+            async move {
+                shutdown_signal().await;
+                let _ = stopping.send(true);
+            },
             crate::http::server::Limits {
                 header_timeout: Duration::from_secs(args.header_timeout_secs.max(1)),
                 grace: Duration::from_secs(args.shutdown_grace_secs),
@@ -199,6 +242,9 @@ fn serve(data: &Path, args: ServeArgs) -> CliResult {
             },
         )
         .await;
+        if let Err(err) = worker.await {
+            log::error!("the webhook worker ended abnormally: {err}");
+        }
         let closing = database.clone();
         tokio::task::spawn_blocking(move || closing.close())
             .await

@@ -21,6 +21,7 @@ pub mod tags {
     pub const CATALOGS: &str = "Catalogs";
     pub const SYNONYMS: &str = "Synonyms";
     pub const FILES: &str = "Files and attachments";
+    pub const WEBHOOKS: &str = "Webhooks";
     pub const SERVICE: &str = "Service";
 }
 
