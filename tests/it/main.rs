@@ -29,4 +29,5 @@ mod locations;
 mod openapi;
 mod operations;
 mod v2;
+mod webhooks;
 mod workspaces;
