@@ -3,6 +3,7 @@
 use std::io::{BufRead, IsTerminal, Write};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
@@ -97,9 +98,29 @@ struct ServeArgs {
     /// Cap on the data file's pages (SQLite max_page_count), to test a full disk.
     #[arg(long, hide = true)]
     max_page_count: Option<u64>,
+    /// Days the change log keeps an entry; older ones are removed in the
+    /// background, and a feed cursor from before them answers 410.
+    #[arg(long, default_value_t = 30)]
+    changes_retention_days: u64,
+    /// Seconds the change log keeps an entry, instead of days (tests).
+    #[arg(long, hide = true)]
+    changes_retention_secs: Option<u64>,
+    /// How often retention runs, in milliseconds.
+    #[arg(long, hide = true, default_value_t = 3_600_000)]
+    changes_trim_every_ms: u64,
     /// PBKDF2 iterations for new hashes (lowered only to make tests fast).
     #[arg(long, hide = true, env = "QUAYSIDE_PBKDF2_ITERATIONS", default_value_t = password::DEFAULT_ITERATIONS)]
     pbkdf2_iterations: u32,
+}
+
+impl ServeArgs {
+    /// How long the change log keeps an entry.
+    fn changes_retention(&self) -> Duration {
+        Duration::from_secs(
+            self.changes_retention_secs
+                .unwrap_or(self.changes_retention_days.saturating_mul(24 * 3600)),
+        )
+    }
 }
 
 #[derive(Subcommand, Debug)]
@@ -175,7 +196,12 @@ fn serve(data: &Path, args: ServeArgs) -> CliResult {
         .build()
         .map_err(|e| format!("cannot start the runtime: {e}"))?;
     runtime.block_on(async {
-        let database = db::Db::open(data, args.readers.max(1), args.max_page_count)?;
+        let database = db::Db::open(
+            data,
+            args.readers.max(1),
+            args.max_page_count,
+            Arc::new(crate::changes::Capture),
+        )?;
         let listener = tokio::net::TcpListener::bind(args.listen)
             .await
             .map_err(|e| format!("cannot listen on {}: {e}", args.listen))?;
@@ -185,13 +211,27 @@ fn serve(data: &Path, args: ServeArgs) -> CliResult {
         let _ = std::io::stdout().flush();
         log::info!("serving {} on http://{address}", data.display());
         let app = App::new(database.clone(), settings, crate::routes::table());
+        let retention = tokio::spawn(crate::changes::retention::run(
+            database.clone(),
+            args.changes_retention(),
+            Duration::from_millis(args.changes_trim_every_ms.max(1)),
+            app.closing(),
+        ));
+        let stopping = app.clone();
+        let shutdown = async move {
+            shutdown_signal().await;
+            // Live streams and long-polls end now, so that the grace period
+            // is for requests that are still working.
+            stopping.shut_down();
+        };
+        let serving = app.clone();
         crate::http::server::serve(
             listener,
             move |req| {
-                let app = app.clone();
+                let app = serving.clone();
                 async move { app.handle(req).await }
             },
-            shutdown_signal(),
+            shutdown,
             crate::http::server::Limits {
                 header_timeout: Duration::from_secs(args.header_timeout_secs.max(1)),
                 grace: Duration::from_secs(args.shutdown_grace_secs),
@@ -199,6 +239,8 @@ fn serve(data: &Path, args: ServeArgs) -> CliResult {
             },
         )
         .await;
+        app.shut_down();
+        let _ = retention.await;
         let closing = database.clone();
         tokio::task::spawn_blocking(move || closing.close())
             .await
@@ -510,6 +552,7 @@ fn import_unlocode(data: &Path, file: &Path, username: &str) -> CliResult {
         std::io::BufReader::new(input),
         username,
         &mut std::io::stderr(),
+        &crate::changes::Capture,
     )?;
     Ok(())
 }
