@@ -179,3 +179,94 @@ CREATE TABLE attachments (
     updated_at              INTEGER NOT NULL
 );
 CREATE INDEX attachments_document ON attachments (document_id, created_at);
+
+-- Version 3: the change log (src/changes/). One entry per change of a record,
+-- appended in the same transaction as the change; `seq` is the feeds' cursor.
+CREATE TABLE changes (
+    -- Strictly increasing in commit order (one writer); never reused, even
+    -- after retention removed every entry (AUTOINCREMENT).
+    seq           INTEGER PRIMARY KEY AUTOINCREMENT,
+    event_id      TEXT    NOT NULL,
+    -- `job.created`, `port.deactivated`, ...
+    type          TEXT    NOT NULL,
+    entity_type   TEXT    NOT NULL,
+    entity_id     TEXT    NOT NULL,
+    -- Which feed serves it: the location catalogs or the workspace service.
+    feed          TEXT    NOT NULL CHECK (feed IN ('locations', 'workspaces')),
+    -- For workspace records: the workspace, and the tenants owning its client
+    -- and vendor organizations (who may read the record).
+    workspace_id  TEXT,
+    client_tenant TEXT,
+    vendor_tenant TEXT,
+    actor         TEXT    NOT NULL,
+    occurred_at   INTEGER NOT NULL,
+    -- The record's envelope after the change (for a delete, before it), as JSON.
+    record        TEXT    NOT NULL
+);
+CREATE INDEX changes_workspace ON changes (workspace_id, seq) WHERE workspace_id IS NOT NULL;
+CREATE INDEX changes_feed ON changes (feed, seq);
+
+-- How far retention has trimmed the log: a cursor below this has lost entries.
+CREATE TABLE change_log (
+    id              INTEGER PRIMARY KEY CHECK (id = 1),
+    trimmed_through INTEGER NOT NULL
+);
+INSERT INTO change_log (id, trimmed_through) VALUES (1, 0);
+
+-- Version 4: webhooks (src/webhooks/). Deliveries read the change log (no
+-- second queue): a webhook's `cursor` is the last change it delivered.
+
+-- A receiver of changes, owned by a tenant.
+CREATE TABLE webhooks (
+    id               TEXT    PRIMARY KEY,
+    tenant           TEXT    NOT NULL,
+    -- The account that made it: an admin's webhook sees what an admin sees,
+    -- while that account is still an admin of the tenant.
+    created_by       TEXT    NOT NULL,
+    url              TEXT    NOT NULL,
+    -- JSON array of type names and `entity.*` patterns; empty: every type.
+    event_types      TEXT    NOT NULL CHECK (json_valid(event_types)),
+    -- Only this workspace's changes; NULL: everything the owner may read.
+    -- No foreign key: a deleted workspace disables the webhook, never blocks the delete.
+    workspace_id     TEXT,
+    description      TEXT,
+    active           INTEGER NOT NULL CHECK (active IN (0, 1)),
+    disabled_reason  TEXT,
+    -- HMAC needs the key itself: kept as given, never answered again.
+    secret           TEXT    NOT NULL,
+    -- The secret before the last rotation, honoured until `previous_until` (ms).
+    previous_secret  TEXT,
+    previous_until   INTEGER,
+    -- The last change delivered (a change log `seq`).
+    cursor           INTEGER NOT NULL,
+    -- Failed attempts at the change after `cursor`, since `failing_since` (ms).
+    failures         INTEGER NOT NULL DEFAULT 0,
+    failing_since    INTEGER,
+    next_attempt_at  INTEGER,
+    created_at       INTEGER NOT NULL,
+    updated_at       INTEGER NOT NULL
+);
+CREATE INDEX webhooks_tenant ON webhooks (tenant, created_at);
+
+-- Every attempt to deliver a change to a webhook, and manual redeliveries
+-- waiting for their turn (`outcome` 'queued').
+CREATE TABLE webhook_deliveries (
+    id            TEXT    PRIMARY KEY,
+    webhook_id    TEXT    NOT NULL REFERENCES webhooks (id) ON DELETE CASCADE,
+    seq           INTEGER NOT NULL,
+    event_id      TEXT    NOT NULL,
+    event_type    TEXT    NOT NULL,
+    -- 1 for the first attempt at this change on this webhook.
+    attempt       INTEGER NOT NULL,
+    -- A manual redelivery: the attempt it repeats.
+    redelivery_of TEXT,
+    outcome       TEXT    NOT NULL CHECK (outcome IN ('queued', 'succeeded', 'failed')),
+    -- The receiver's HTTP status, when it answered.
+    status        INTEGER,
+    duration_ms   INTEGER,
+    error         TEXT,
+    created_at    INTEGER NOT NULL,
+    updated_at    INTEGER NOT NULL
+);
+CREATE INDEX webhook_deliveries_webhook ON webhook_deliveries (webhook_id, created_at);
+CREATE INDEX webhook_deliveries_queued ON webhook_deliveries (webhook_id) WHERE outcome = 'queued';

@@ -309,6 +309,21 @@ def run(r):
     r.call("DELETE", v2p)
     r.call("DELETE", f"/v2/organizations/{spare['id']}")
 
+    r.section("Changes", "The change log's three feeds. A live stream (`Accept: text/event-stream`) is shown in "
+              "[api.md](api.md#changes).\n")
+    alias("/v2/changes", "/v2/changes")
+    r.call("GET", "/v2/changes?limit=3", note="From the start of the log, three at a time; pass `next` back as `since`.")
+    changes_path = f"/v2/workspaces/{ws['id']}/changes"
+    alias("/v2/workspaces/{workspace_id}/changes", changes_path)
+    r.call("GET", f"{changes_path}?types=qualityResult.*,timelog.deleted&limit=2",
+           note="One workspace's changes, only some types.")
+    alias("/api/rest/1.0/changes", "/api/rest/1.0/changes")
+    head = r.call("GET", "/api/rest/1.0/changes?since=now", note="`since=now`: no changes, and the cursor of the head.")
+    r.call("GET", f"/api/rest/1.0/changes?since={head['next']}&wait=1",
+           note="Long-poll: nothing came within the second asked for.")
+    r.call("GET", "/api/rest/1.0/changes?since=999999",
+           note="A cursor outside what the log keeps: list again, then continue from `next`.")
+
     r.section("Health, OpenAPI, logout")
     alias("/healthz", "/healthz")
     r.call("GET", "/healthz")

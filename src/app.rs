@@ -212,7 +212,11 @@ impl Ctx {
         T: Send + 'static,
     {
         let f = self.confirming(f);
-        self.app.db.write(move |conn| f(conn, None))
+        let actor: Arc<str> = match &self.principal {
+            Some(user) => Arc::from(user.username.as_str()),
+            None => Arc::from(crate::db::SERVER_ACTOR),
+        };
+        self.app.db.write_as(actor, move |conn| f(conn, None))
     }
 
     /// The workspace of the path (`{workspace_id}`) as the caller may see it,
@@ -279,6 +283,82 @@ impl Ctx {
     pub fn remember(&self, read_at: Option<Stamp>, key: String, value: Bytes) {
         self.app.reads.insert(read_at, key, value);
     }
+
+    /// What a long-lived reader (a long-poll, a live stream) waits on between
+    /// its reads.
+    pub fn follow(&self) -> Follow {
+        Follow {
+            head: self.app.db.changes_head(),
+            closing: self.app.closing.subscribe(),
+            db: self.app.db.clone(),
+            stamp: self.app.db.stamp(),
+        }
+    }
+
+    /// Whether the caller's session still holds (a live stream checks it
+    /// between events, so a logout or an expiry ends the stream).
+    pub async fn still_signed_in(&self) -> bool {
+        self.app.sessions.authenticate(&self.req).await.is_ok()
+    }
+}
+
+/// Why [`Follow::wait`] returned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wake {
+    /// The change log moved past what the reader has seen (or another process
+    /// committed, which may have appended changes).
+    Moved,
+    /// The deadline passed first.
+    Timeout,
+    /// The server is shutting down.
+    Closing,
+}
+
+/// The change log's head and the server's shutdown, for a reader that waits.
+pub struct Follow {
+    head: tokio::sync::watch::Receiver<u64>,
+    closing: tokio::sync::watch::Receiver<bool>,
+    db: Db,
+    stamp: Option<Stamp>,
+}
+
+impl Follow {
+    /// How often a waiting reader looks for commits of other processes (the
+    /// CLI's import), which do not pass through this server's writer.
+    const OTHER_PROCESSES: Duration = Duration::from_millis(500);
+
+    /// Waits until the log's head passes `seen`, `deadline` passes or the
+    /// server begins shutting down.
+    pub async fn wait(&mut self, seen: u64, deadline: tokio::time::Instant) -> Wake {
+        loop {
+            if *self.closing.borrow_and_update() {
+                return Wake::Closing;
+            }
+            if *self.head.borrow_and_update() > seen {
+                return Wake::Moved;
+            }
+            let stamp = self.db.stamp();
+            if stamp != self.stamp {
+                self.stamp = stamp;
+                return Wake::Moved;
+            }
+            let now = tokio::time::Instant::now();
+            if now >= deadline {
+                return Wake::Timeout;
+            }
+            let nap = (deadline - now).min(Self::OTHER_PROCESSES);
+            tokio::select! {
+                _ = self.head.changed() => {}
+                _ = self.closing.changed() => {}
+                () = tokio::time::sleep(nap) => {}
+            }
+        }
+    }
+
+    /// True once the server has begun shutting down.
+    pub fn closing(&self) -> bool {
+        *self.closing.borrow()
+    }
 }
 
 fn no_session() -> ApiError {
@@ -294,6 +374,8 @@ pub struct App {
     /// Rendered answers kept until the next commit (see [`crate::db::cache`]).
     pub reads: ReadCache,
     router: Router<Endpoint>,
+    /// True once shutdown began: live streams end, long-polls answer.
+    closing: tokio::sync::watch::Sender<bool>,
 }
 
 impl App {
@@ -311,7 +393,19 @@ impl App {
             lockout: Lockout::default(),
             reads: ReadCache::new(crate::db::cache::DEFAULT_BUDGET_BYTES),
             router,
+            closing: tokio::sync::watch::channel(false).0,
         })
+    }
+
+    /// Begins shutdown: live streams end and waiting long-polls answer, so
+    /// that the requests in flight can finish.
+    pub fn shut_down(&self) {
+        self.closing.send_replace(true);
+    }
+
+    /// A receiver that turns true when shutdown begins (background tasks).
+    pub fn closing(&self) -> tokio::sync::watch::Receiver<bool> {
+        self.closing.subscribe()
     }
 
     /// Routes, authenticates and runs one request. Every failure becomes the

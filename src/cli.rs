@@ -3,6 +3,7 @@
 use std::io::{BufRead, IsTerminal, Write};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
@@ -98,6 +99,16 @@ struct ServeArgs {
     /// Cap on the data file's pages (SQLite max_page_count), to test a full disk.
     #[arg(long, hide = true)]
     max_page_count: Option<u64>,
+    /// Days the change log keeps an entry; older ones are removed in the
+    /// background, and a feed cursor from before them answers 410.
+    #[arg(long, default_value_t = 30)]
+    changes_retention_days: u64,
+    /// Seconds the change log keeps an entry, instead of days (tests).
+    #[arg(long, hide = true)]
+    changes_retention_secs: Option<u64>,
+    /// How often retention runs, in milliseconds.
+    #[arg(long, hide = true, default_value_t = 3_600_000)]
+    changes_trim_every_ms: u64,
     /// PBKDF2 iterations for new hashes (lowered only to make tests fast).
     #[arg(long, hide = true, env = "QUAYSIDE_PBKDF2_ITERATIONS", default_value_t = password::DEFAULT_ITERATIONS)]
     pbkdf2_iterations: u32,
@@ -118,6 +129,16 @@ struct ServeArgs {
     /// Milliseconds one webhook delivery may take in all (resolve, connect, answer).
     #[arg(long, hide = true, default_value_t = 10_000)]
     webhook_timeout_ms: u64,
+}
+
+impl ServeArgs {
+    /// How long the change log keeps an entry.
+    fn changes_retention(&self) -> Duration {
+        Duration::from_secs(
+            self.changes_retention_secs
+                .unwrap_or(self.changes_retention_days.saturating_mul(24 * 3600)),
+        )
+    }
 }
 
 #[derive(Subcommand, Debug)]
@@ -205,7 +226,12 @@ fn serve(data: &Path, args: ServeArgs) -> CliResult {
             retry_base: Duration::from_millis(args.webhook_retry_base_ms.max(1)),
             retry_max: Duration::from_secs(args.webhook_retry_max_secs),
         };
-        let database = db::Db::open(data, args.readers.max(1), args.max_page_count)?;
+        let database = db::Db::open(
+            data,
+            args.readers.max(1),
+            args.max_page_count,
+            Arc::new(crate::changes::Capture),
+        )?;
         let listener = tokio::net::TcpListener::bind(args.listen)
             .await
             .map_err(|e| format!("cannot listen on {}: {e}", args.listen))?;
@@ -215,26 +241,32 @@ fn serve(data: &Path, args: ServeArgs) -> CliResult {
         let _ = std::io::stdout().flush();
         log::info!("serving {} on http://{address}", data.display());
         let app = App::new(database.clone(), settings, crate::routes::table());
-        // One signal stops both the listener and the webhook worker.
-        let (stopping, stop) = tokio::sync::watch::channel(false);
-        let worker = tokio::spawn(crate::webhooks::deliver::run(
+        let retention = tokio::spawn(crate::changes::retention::run(
+            database.clone(),
+            args.changes_retention(),
+            Duration::from_millis(args.changes_trim_every_ms.max(1)),
+            app.closing(),
+        ));
+        let deliveries = tokio::spawn(crate::webhooks::deliver::run(
             database.clone(),
             webhooks,
-            async move {
-                let mut stop = stop;
-                let _ = stop.wait_for(|stopped| *stopped).await;
-            },
+            app.closing(),
         ));
+        let stopping = app.clone();
+        let shutdown = async move {
+            shutdown_signal().await;
+            // Live streams and long-polls end now, so that the grace period
+            // is for requests that are still working.
+            stopping.shut_down();
+        };
+        let serving = app.clone();
         crate::http::server::serve(
             listener,
             move |req| {
-                let app = app.clone();
+                let app = serving.clone();
                 async move { app.handle(req).await }
             },
-            async move {
-                shutdown_signal().await;
-                let _ = stopping.send(true);
-            },
+            shutdown,
             crate::http::server::Limits {
                 header_timeout: Duration::from_secs(args.header_timeout_secs.max(1)),
                 grace: Duration::from_secs(args.shutdown_grace_secs),
@@ -242,7 +274,9 @@ fn serve(data: &Path, args: ServeArgs) -> CliResult {
             },
         )
         .await;
-        if let Err(err) = worker.await {
+        app.shut_down();
+        let _ = retention.await;
+        if let Err(err) = deliveries.await {
             log::error!("the webhook worker ended abnormally: {err}");
         }
         let closing = database.clone();
@@ -556,6 +590,7 @@ fn import_unlocode(data: &Path, file: &Path, username: &str) -> CliResult {
         std::io::BufReader::new(input),
         username,
         &mut std::io::stderr(),
+        &crate::changes::Capture,
     )?;
     Ok(())
 }

@@ -32,6 +32,13 @@ pub enum ApiError {
     RequestTimeout,
     /// 409: the request conflicts with what is stored.
     Conflict { code: &'static str, message: String },
+    /// 410: a change-feed cursor older than what the log still keeps; the
+    /// client lists again and continues from `next`.
+    CursorExpired {
+        since: u64,
+        trimmed_through: u64,
+        next: u64,
+    },
     /// 413: the body is larger than the limit for this route.
     PayloadTooLarge { limit: u64 },
     /// 416: a `Range` outside a file of this many bytes.
@@ -164,6 +171,7 @@ impl ApiError {
             ApiError::MethodNotAllowed { .. } => 405,
             ApiError::RequestTimeout => 408,
             ApiError::Conflict { .. } => 409,
+            ApiError::CursorExpired { .. } => 410,
             ApiError::PayloadTooLarge { .. } => 413,
             ApiError::UnsupportedMediaType(_) => 415,
             ApiError::RangeNotSatisfiable { .. } => 416,
@@ -181,6 +189,7 @@ impl ApiError {
             ApiError::NotFound(_) => "not_found",
             ApiError::MethodNotAllowed { .. } => "method_not_allowed",
             ApiError::RequestTimeout => "request_timeout",
+            ApiError::CursorExpired { .. } => "cursor_expired",
             ApiError::PayloadTooLarge { .. } => "payload_too_large",
             ApiError::UnsupportedMediaType(_) => "unsupported_media_type",
             ApiError::RangeNotSatisfiable { .. } => "range_not_satisfiable",
@@ -210,6 +219,15 @@ impl ApiError {
             ApiError::PayloadTooLarge { limit } => {
                 format!("Request body is larger than the limit of {limit} bytes")
             }
+            ApiError::CursorExpired {
+                since,
+                trimmed_through,
+                next,
+            } => format!(
+                "The cursor {since} is outside what the change log keeps (the changes after \
+                 {trimmed_through}, up to {next}): list the records again, then continue the \
+                 feed from `next` (since={next})"
+            ),
             ApiError::RangeNotSatisfiable { size } => {
                 format!("The requested range is outside the file ({size} bytes)")
             }
@@ -239,6 +257,9 @@ impl ApiError {
         });
         if let Some(field) = self.field() {
             error["field"] = Value::String(field.to_string());
+        }
+        if let ApiError::CursorExpired { next, .. } = self {
+            error["next"] = json!(next);
         }
         json!({ "error": error })
     }

@@ -5,6 +5,7 @@ pub mod app;
 pub mod attachments;
 pub mod auth;
 pub mod catalogs;
+pub mod changes;
 pub mod cli;
 pub mod clock;
 pub mod console;

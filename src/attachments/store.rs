@@ -36,6 +36,25 @@ pub fn get(conn: &Connection, document: &str, id: &str) -> rusqlite::Result<Opti
         .optional()
 }
 
+/// An attachment row of `table` (`attachments`, or the change log's copy of a
+/// deleted row), its size and digest from `blobs` (the live table, or one that
+/// also holds the copies of deleted blobs; see `changes::capture`).
+pub fn get_from(
+    conn: &Connection,
+    table: &str,
+    blobs: &str,
+    id: &str,
+) -> rusqlite::Result<Option<Attachment>> {
+    let select = SELECT.replacen(
+        "FROM attachments a JOIN blobs b",
+        &format!("FROM {table} a JOIN {blobs} b"),
+        1,
+    );
+    conn.prepare_cached(&format!("{select} WHERE a.id = ?1"))?
+        .query_row([id], from_row)
+        .optional()
+}
+
 pub fn insert(conn: &Connection, a: &Attachment) -> rusqlite::Result<()> {
     conn.prepare_cached(
         "INSERT INTO attachments (id, workspace_id, document_id, blob_id, caption, format, \

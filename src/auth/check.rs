@@ -230,7 +230,13 @@ mod tests {
     async fn a_logout_in_the_same_batch_ends_the_key_for_the_writes_after_it() {
         let dir = std::env::temp_dir().join(format!("quayside-memo-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let db = Db::open(&dir.join("memo.db"), 2, None).unwrap();
+        let db = Db::open(
+            &dir.join("memo.db"),
+            2,
+            None,
+            std::sync::Arc::new(crate::db::writer::NoCapture),
+        )
+        .unwrap();
         let check = SessionCheck::new(
             db.clone(),
             SessionLimits::new(Duration::from_secs(3600), Duration::from_secs(7200)),

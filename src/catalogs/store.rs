@@ -40,6 +40,14 @@ pub fn get(
     .optional()
 }
 
+/// An item row of `table`: `catalog_items`, or the change log's copy of a
+/// deleted row (see `changes::capture`).
+pub fn get_from(conn: &Connection, table: &str, id: &str) -> rusqlite::Result<Option<CatalogItem>> {
+    conn.prepare_cached(&format!("SELECT {COLUMNS} FROM {table} WHERE id = ?1"))?
+        .query_row([id], from_row)
+        .optional()
+}
+
 /// Items by id, in any catalog of the workspace (for expanding references).
 pub fn get_many(
     conn: &Connection,

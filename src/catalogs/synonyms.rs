@@ -63,6 +63,14 @@ fn from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Synonym> {
     })
 }
 
+/// A link row of `table`: `synonyms`, or the change log's copy of a deleted
+/// row (see `changes::capture`).
+pub fn get_from(conn: &Connection, table: &str, id: &str) -> rusqlite::Result<Option<Synonym>> {
+    conn.prepare_cached(&format!("SELECT {COLUMNS} FROM {table} WHERE id = ?1"))?
+        .query_row([id], from_row)
+        .optional()
+}
+
 /// The link between two records, in either direction.
 pub fn find(conn: &Connection, a: &str, b: &str) -> rusqlite::Result<Option<Synonym>> {
     conn.prepare_cached(&format!(

@@ -8,10 +8,10 @@
 
 pub mod blobs;
 pub mod cache;
-pub mod stamp;
 pub mod checkpoint;
 mod error;
 pub mod migrate;
+pub mod stamp;
 pub mod writer;
 
 pub use error::StoreError;
@@ -72,6 +72,9 @@ pub fn open_and_migrate(path: &Path) -> Result<Connection, StoreError> {
     Ok(conn)
 }
 
+/// The actor the change log records for the server's own writes.
+pub const SERVER_ACTOR: &str = "quayside";
+
 /// Handle to the store shared by all requests.
 #[derive(Clone)]
 pub struct Db {
@@ -97,7 +100,13 @@ fn read_slots(readers: u32) -> usize {
 impl Db {
     /// Opens the store: migrates the schema, starts the writer, fills the reader pool.
     /// `max_page_count` caps the file's size (tests of a full disk use it).
-    pub fn open(path: &Path, readers: u32, max_page_count: Option<u64>) -> Result<Db, StoreError> {
+    /// `capture` runs around every write (the change log; see [`writer::Capture`]).
+    pub fn open(
+        path: &Path,
+        readers: u32,
+        max_page_count: Option<u64>,
+        capture: Arc<dyn writer::Capture>,
+    ) -> Result<Db, StoreError> {
         let write_conn = open_and_migrate(path)?;
         let pragma = |what| {
             move |source| StoreError::Pragma {
@@ -148,7 +157,8 @@ impl Db {
             path: path.to_path_buf(),
             readers: pool,
             read_slots: Arc::new(tokio::sync::Semaphore::new(read_slots(readers))),
-            writer: Writer::start(write_conn),
+            writer: Writer::start(write_conn, capture)
+                .map_err(pragma("prepare the change log's capture"))?,
             checkpointer: Arc::new(checkpoint::Checkpointer::start(path).map_err(|source| {
                 StoreError::Checkpointer {
                     path: path.to_path_buf(),
@@ -215,15 +225,35 @@ impl Db {
         }
     }
 
-    /// Runs `f` through the single writer, inside its own savepoint. Returns
-    /// after the batch holding this write has committed durably; if `f` fails,
-    /// only its own changes are rolled back.
+    /// Runs `f` through the single writer, inside its own savepoint, for
+    /// `actor` (the name the change log records). Returns after the batch
+    /// holding this write has committed durably; if `f` fails, only its own
+    /// changes are rolled back.
+    pub fn write_as<T, F>(
+        &self,
+        actor: Arc<str>,
+        f: F,
+    ) -> impl Future<Output = ApiResult<T>> + Send + 'static
+    where
+        F: FnOnce(&Connection) -> ApiResult<T> + Send + 'static,
+        T: Send + 'static,
+    {
+        self.writer.submit(actor, f)
+    }
+
+    /// [`Db::write_as`] for the server itself (uploads' chunks, cleanup).
     pub fn write<T, F>(&self, f: F) -> impl Future<Output = ApiResult<T>> + Send + 'static
     where
         F: FnOnce(&Connection) -> ApiResult<T> + Send + 'static,
         T: Send + 'static,
     {
-        self.writer.submit(f)
+        self.write_as(Arc::from(SERVER_ACTOR), f)
+    }
+
+    /// The last change sequence committed; changes after each commit that
+    /// appended change entries (long-poll and live feeds wait on it).
+    pub fn changes_head(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.writer.head()
     }
 
     /// Stops the writer after it has finished what is queued, then folds the

@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 use rusqlite::Connection;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::error::{ApiError, ApiResult};
 
@@ -23,15 +23,49 @@ const MAX_BATCH: usize = 256;
 /// Writes waiting beyond this make submitters wait (backpressure, not memory growth).
 const QUEUE_DEPTH: usize = 4096;
 
+/// What the writer runs around every write, whatever the write is: the change
+/// log (`changes::capture`). The store does not know what it records; the
+/// server hands it in when it opens the store.
+pub trait Capture: Send + Sync + 'static {
+    /// Prepares the writer's connection, once.
+    fn install(&self, conn: &Connection) -> rusqlite::Result<()>;
+    /// Records what the write just run by `actor` changed, inside its
+    /// savepoint; returns the last change sequence it appended, if any.
+    fn record(&self, conn: &Connection, actor: &str) -> ApiResult<Option<u64>>;
+    /// The last change sequence committed.
+    fn head(&self, conn: &Connection) -> rusqlite::Result<u64>;
+}
+
+/// No change log (unit tests of the store itself).
+pub struct NoCapture;
+
+impl Capture for NoCapture {
+    fn install(&self, _: &Connection) -> rusqlite::Result<()> {
+        Ok(())
+    }
+    fn record(&self, _: &Connection, _: &str) -> ApiResult<Option<u64>> {
+        Ok(None)
+    }
+    fn head(&self, _: &Connection) -> rusqlite::Result<u64> {
+        Ok(0)
+    }
+}
+
 /// One queued write: run inside a savepoint, then answered after the commit.
 trait WriteJob: Send {
+    /// Who the write acts for, as the change log records it.
+    fn actor(&self) -> &str;
     /// Runs the write; true when its savepoint should be kept.
     fn run(&mut self, conn: &Connection) -> bool;
+    /// Replaces the write's result with an error (its changes could not be
+    /// recorded); its savepoint is then rolled back.
+    fn fail(&mut self, err: ApiError);
     /// Answers the caller with the write's own result, unless the batch failed.
     fn deliver(self: Box<Self>, committed: ApiResult<()>);
 }
 
 struct PendingWrite<T, F> {
+    actor: Arc<str>,
     work: Option<F>,
     result: Option<ApiResult<T>>,
     reply: oneshot::Sender<ApiResult<T>>,
@@ -42,6 +76,14 @@ where
     F: FnOnce(&Connection) -> ApiResult<T> + Send,
     T: Send,
 {
+    fn actor(&self) -> &str {
+        &self.actor
+    }
+
+    fn fail(&mut self, err: ApiError) {
+        self.result = Some(Err(err));
+    }
+
     fn run(&mut self, conn: &Connection) -> bool {
         let Some(work) = self.work.take() else {
             return false;
@@ -84,24 +126,47 @@ pub fn current_transaction() -> Option<u64> {
 pub struct Writer {
     queue: Arc<Mutex<Option<mpsc::Sender<Job>>>>,
     thread: Arc<Mutex<Option<JoinHandle<()>>>>,
+    /// The last change sequence committed, sent after every commit that
+    /// appended changes.
+    head: watch::Receiver<u64>,
 }
 
 impl Writer {
-    pub fn start(conn: Connection) -> Writer {
+    /// Starts the writer thread on `conn`, with `capture` installed on it.
+    pub fn start(conn: Connection, capture: Arc<dyn Capture>) -> rusqlite::Result<Writer> {
+        capture.install(&conn)?;
+        let (head_sender, head) = watch::channel(capture.head(&conn)?);
         let (sender, receiver) = mpsc::channel::<Job>(QUEUE_DEPTH);
         let thread = std::thread::Builder::new()
             .name("quayside-writer".into())
-            .spawn(move || run(conn, receiver))
+            .spawn(move || {
+                let writer = Thread {
+                    conn,
+                    capture,
+                    head: head_sender,
+                };
+                writer.run(receiver)
+            })
             .expect("cannot start the writer thread");
-        Writer {
+        Ok(Writer {
             queue: Arc::new(Mutex::new(Some(sender))),
             thread: Arc::new(Mutex::new(Some(thread))),
-        }
+            head,
+        })
+    }
+
+    /// The last change sequence committed, updated after each commit.
+    pub fn head(&self) -> watch::Receiver<u64> {
+        self.head.clone()
     }
 
     /// Queues a write. The returned future owns everything it needs, so it is
     /// `Send + 'static` and can be awaited from any task.
-    pub fn submit<T, F>(&self, work: F) -> impl Future<Output = ApiResult<T>> + Send + 'static
+    pub fn submit<T, F>(
+        &self,
+        actor: Arc<str>,
+        work: F,
+    ) -> impl Future<Output = ApiResult<T>> + Send + 'static
     where
         F: FnOnce(&Connection) -> ApiResult<T> + Send + 'static,
         T: Send + 'static,
@@ -111,6 +176,7 @@ impl Writer {
             let sender = sender.ok_or_else(shutting_down)?;
             let (reply, answer) = oneshot::channel::<ApiResult<T>>();
             let job: Job = Box::new(PendingWrite {
+                actor,
                 work: Some(work),
                 result: None,
                 reply,
@@ -131,17 +197,32 @@ impl Writer {
     }
 }
 
-fn run(conn: Connection, mut receiver: mpsc::Receiver<Job>) {
-    let mut batch: Vec<Job> = Vec::with_capacity(MAX_BATCH);
-    while let Some(first) = receiver.blocking_recv() {
-        batch.push(first);
-        while batch.len() < MAX_BATCH {
-            match receiver.try_recv() {
-                Ok(job) => batch.push(job),
-                Err(_) => break,
+/// The writer thread's own state.
+struct Thread {
+    conn: Connection,
+    capture: Arc<dyn Capture>,
+    head: watch::Sender<u64>,
+}
+
+impl Thread {
+    fn run(&self, mut receiver: mpsc::Receiver<Job>) {
+        let mut batch: Vec<Job> = Vec::with_capacity(MAX_BATCH);
+        while let Some(first) = receiver.blocking_recv() {
+            batch.push(first);
+            while batch.len() < MAX_BATCH {
+                match receiver.try_recv() {
+                    Ok(job) => batch.push(job),
+                    Err(_) => break,
+                }
+            }
+            if let Some(last) = commit_batch(&self.conn, &*self.capture, &mut batch) {
+                self.head.send_if_modified(|head| {
+                    let moved = last > *head;
+                    *head = (*head).max(last);
+                    moved
+                });
             }
         }
-        commit_batch(&conn, &mut batch);
     }
 }
 
@@ -149,14 +230,17 @@ fn shutting_down() -> ApiError {
     ApiError::Unavailable("The server is shutting down; try again shortly".into())
 }
 
-/// Runs one batch: each job in its own savepoint, one COMMIT for all.
+/// Runs one batch: each job in its own savepoint, its changes recorded by
+/// `capture` in that savepoint, one COMMIT for all. Returns the last change
+/// sequence committed, if the batch appended any.
 ///
 /// SQLite may roll back a whole transaction by itself on some errors (disk full,
 /// I/O); the jobs already run in it are then answered with that error, and the
 /// rest of the batch goes on in a fresh transaction.
-fn commit_batch(conn: &Connection, batch: &mut Vec<Job>) {
+fn commit_batch(conn: &Connection, capture: &dyn Capture, batch: &mut Vec<Job>) -> Option<u64> {
     let mut done: Vec<Job> = Vec::with_capacity(batch.len());
     let mut in_transaction = false;
+    let mut last_change: Option<u64> = None;
     for mut job in batch.drain(..) {
         if !in_transaction {
             if let Err(err) = conn
@@ -177,7 +261,18 @@ fn commit_batch(conn: &Connection, batch: &mut Vec<Job>) {
             job.deliver(Err(ApiError::from(err)));
             continue;
         }
-        let keep = job.run(conn);
+        let mut keep = job.run(conn);
+        let mut recorded = None;
+        if keep && !conn.is_autocommit() {
+            match capture.record(conn, job.actor()) {
+                Ok(last) => recorded = last,
+                Err(err) => {
+                    log::error!("cannot record a write's changes: {}", err.chain());
+                    job.fail(err);
+                    keep = false;
+                }
+            }
+        }
         if conn.is_autocommit() {
             // SQLite abandoned the transaction: nothing of this batch so far is stored.
             let lost = ApiError::StorageFull;
@@ -190,6 +285,7 @@ fn commit_batch(conn: &Connection, batch: &mut Vec<Job>) {
             }
             job.deliver(Err(lost));
             in_transaction = false;
+            last_change = None;
             continue;
         }
         let closed = if keep {
@@ -199,13 +295,15 @@ fn commit_batch(conn: &Connection, batch: &mut Vec<Job>) {
         } else {
             conn.execute_batch("ROLLBACK TO request; RELEASE request")
         };
-        if let Err(err) = closed {
-            log::error!("writer cannot close a savepoint: {err}");
+        match closed {
+            Ok(()) if keep => last_change = recorded.or(last_change),
+            Ok(()) => {}
+            Err(err) => log::error!("writer cannot close a savepoint: {err}"),
         }
         done.push(job);
     }
     if !in_transaction {
-        return;
+        return None;
     }
     let committed = conn
         .prepare_cached("COMMIT")
@@ -217,12 +315,14 @@ fn commit_batch(conn: &Connection, batch: &mut Vec<Job>) {
             let _ = conn.execute_batch("ROLLBACK");
             err
         });
+    let appended = committed.is_ok().then_some(last_change).flatten();
     for job in done {
         job.deliver(match &committed {
             Ok(()) => Ok(()),
             Err(err) => Err(clone_error(err)),
         });
     }
+    appended
 }
 
 /// Errors that reach several callers of one failed batch; only the variants
@@ -247,7 +347,13 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_failing_write_rolls_back_only_its_own_savepoint_in_a_batch() {
         let dir = tempfile::tempdir().expect("temp dir");
-        let db = Db::open(&dir.path().join("batch.db"), 2, None).expect("open");
+        let db = Db::open(
+            &dir.path().join("batch.db"),
+            2,
+            None,
+            std::sync::Arc::new(crate::db::writer::NoCapture),
+        )
+        .expect("open");
         db.write(|conn| Ok(conn.execute_batch("CREATE TABLE t (x TEXT)")?))
             .await
             .expect("table");

@@ -114,6 +114,14 @@ pub fn get_any(conn: &Connection, workspace: &str, id: &str) -> rusqlite::Result
     .optional()
 }
 
+/// A document row of `table`: `documents`, or the change log's copy of a
+/// deleted row (see `changes::capture`).
+pub fn get_from(conn: &Connection, table: &str, id: &str) -> rusqlite::Result<Option<Document>> {
+    conn.prepare_cached(&format!("SELECT {COLUMNS} FROM {table} WHERE id = ?1"))?
+        .query_row([id], from_row)
+        .optional()
+}
+
 fn body_text(doc: &Document) -> String {
     Value::Object(doc.body.clone()).to_string()
 }

@@ -13,6 +13,8 @@ use std::time::Instant;
 
 use rusqlite::Connection;
 
+use crate::db::writer::Capture;
+
 use super::Catalog;
 use super::countries;
 use super::model::{LocationFields, STATUS_ACTIVE, valid_client_code};
@@ -87,12 +89,24 @@ pub fn parse_coordinates(text: &str) -> Option<Position> {
 }
 
 /// Imports a code list from `input`. Reports go to `log` (stderr in the CLI).
+/// `capture` records each transaction's changes before it commits (the
+/// change log), as the server's writer does for its writes.
 pub fn import(
     conn: &mut Connection,
     input: impl Read,
     username: &str,
     log: &mut dyn Write,
+    capture: &dyn Capture,
 ) -> Result<Summary, String> {
+    capture
+        .install(conn)
+        .map_err(|e| format!("cannot prepare the change log: {e}"))?;
+    let record_changes = |tx: &Connection| {
+        capture
+            .record(tx, username)
+            .map(|_| ())
+            .map_err(|e| format!("cannot record the changes: {}", e.chain()))
+    };
     let mut reader = csv::ReaderBuilder::new().flexible(true).from_reader(input);
     let headers = reader
         .headers()
@@ -211,6 +225,7 @@ pub fn import(
         summary.count(catalog, &outcome);
         in_batch += 1;
         if in_batch == BATCH {
+            record_changes(&tx)?;
             tx.commit().map_err(|e| e.to_string())?;
             tx = conn.transaction().map_err(|e| e.to_string())?;
             in_batch = 0;
@@ -220,6 +235,7 @@ pub fn import(
             let _ = writeln!(log, "{} rows done, {rate:.0} rows/s", summary.rows);
         }
     }
+    record_changes(&tx)?;
     tx.commit().map_err(|e| e.to_string())?;
     // Fresh statistics, so searches over the new rows use their indexes.
     conn.execute_batch("ANALYZE").map_err(|e| e.to_string())?;
@@ -287,7 +303,14 @@ mod tests {
                    ,BE,BRU,Bruxelles,Bruxelles,,AI,-2------,0207,,,\r\n\
                    ,AD,CAN,Canillo,Canillo,,RL,--3-----,0307,,4234N 00135E,\r\n";
         let mut out = Vec::new();
-        let first = import(&mut conn, csv.as_bytes(), "importer", &mut out).unwrap();
+        let first = import(
+            &mut conn,
+            csv.as_bytes(),
+            "importer",
+            &mut out,
+            &crate::changes::Capture,
+        )
+        .unwrap();
         assert_eq!(first.created, [2, 2]);
         assert_eq!(
             (
@@ -323,7 +346,14 @@ mod tests {
                 .name,
             "Brussel"
         );
-        let again = import(&mut conn, csv.as_bytes(), "importer", &mut Vec::new()).unwrap();
+        let again = import(
+            &mut conn,
+            csv.as_bytes(),
+            "importer",
+            &mut Vec::new(),
+            &crate::changes::Capture,
+        )
+        .unwrap();
         assert_eq!(again.created, [0, 0]);
         assert_eq!(again.unchanged, [2, 2]);
     }

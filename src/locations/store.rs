@@ -129,6 +129,22 @@ pub fn get(conn: &Connection, catalog: Catalog, code: &str) -> rusqlite::Result<
         .optional()
 }
 
+/// A record row of `table`: `locations`, or the change log's copy of a
+/// deleted row (see `changes::capture`).
+pub fn get_from(
+    conn: &Connection,
+    table: &str,
+    catalog: &str,
+    code: &str,
+) -> rusqlite::Result<Option<Location>> {
+    conn.prepare_cached(&format!(
+        "SELECT {} FROM {table} WHERE catalog = ?1 AND client_code = ?2",
+        *COLUMNS
+    ))?
+    .query_row(params![catalog, code], from_row)
+    .optional()
+}
+
 /// What a PUT did.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Upserted {

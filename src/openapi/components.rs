@@ -33,6 +33,14 @@ pub fn schemas() -> Map<String, Value> {
                              parameter; present when one input is at fault",
                         ),
                     ),
+                    (
+                        "next",
+                        describe(
+                            integer(0, i64::MAX),
+                            "With `cursor_expired`: the cursor to continue the feed from, \
+                             after listing again",
+                        ),
+                    ),
                 ],
                 &["status", "code", "message"],
             ),
@@ -56,6 +64,7 @@ pub fn schemas() -> Map<String, Value> {
             ("username", string()),
         ]),
     );
+    put("Change", change());
     location_schemas(&mut put);
     put(
         "Envelope",
@@ -388,8 +397,9 @@ fn entity_schemas(put: &mut impl FnMut(&str, Value)) {
 
 /// Webhooks and their delivery attempts (`webhooks/mod.rs`).
 fn webhook_schemas(put: &mut impl FnMut(&str, Value)) {
+    let types = crate::changes::event_types();
     let event_type = json!({"anyOf": [
-        one_of(crate::changes::EVENT_TYPES),
+        one_of(&types.iter().map(String::as_str).collect::<Vec<_>>()),
         describe(
             json!({"type": "string", "pattern": "^[A-Za-z]+\\.\\*$"}),
             "Every verb of one entity, e.g. `qualityResult.*`",
@@ -628,4 +638,49 @@ fn type_schema(ty: &'static Type, name: &str, side: Side, out: &mut Map<String, 
         }
         Type::Array(inner) => array(type_schema(inner, name, side, out)),
     }
+}
+
+/// One entry of the change log, as the feeds list it and a webhook posts it.
+fn change() -> Value {
+    let types: Vec<String> = crate::changes::event_types();
+    let types: Vec<&str> = types.iter().map(String::as_str).collect();
+    describe(
+        record(vec![
+            (
+                "seq",
+                describe(
+                    integer(1, i64::MAX),
+                    "The change's place in the log: strictly increasing in commit order",
+                ),
+            ),
+            (
+                "event_id",
+                uuid("Stable id of this change, for de-duplication"),
+            ),
+            ("type", one_of(&types)),
+            (
+                "entity_type",
+                describe(string(), "The record's envelope type"),
+            ),
+            ("entity_id", string()),
+            (
+                "workspace_id",
+                or_null(describe(string(), "The workspace of a workspace record")),
+            ),
+            (
+                "actor",
+                describe(string(), "The username that made the change"),
+            ),
+            ("occurred_at", date_time("When the change was committed")),
+            (
+                "record",
+                describe(
+                    json!({"type": "object"}),
+                    "The record's envelope `{type, id, body, created_at, updated_at}` after \
+                     the change; for a delete, as it was last",
+                ),
+            ),
+        ]),
+        "One change of one record",
+    )
 }

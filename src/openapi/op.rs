@@ -21,6 +21,7 @@ pub mod tags {
     pub const CATALOGS: &str = "Catalogs";
     pub const SYNONYMS: &str = "Synonyms";
     pub const FILES: &str = "Files and attachments";
+    pub const CHANGES: &str = "Changes";
     pub const WEBHOOKS: &str = "Webhooks";
     pub const SERVICE: &str = "Service";
 }
@@ -248,6 +249,12 @@ pub const ERRORS: &[(u16, &str, &str)] = &[
         "The request body stopped arriving (`request_timeout`)",
     ),
     (409, "Conflict", "The request conflicts with what is stored"),
+    (
+        410,
+        "CursorExpired",
+        "The feed cursor is outside what the change log keeps (`cursor_expired`); the error \
+         also holds `next`: list again, then continue from it",
+    ),
     (
         413,
         "PayloadTooLarge",

@@ -28,6 +28,18 @@ pub fn get(conn: &Connection, id: &str) -> rusqlite::Result<Option<Organization>
     .optional()
 }
 
+/// An organization row of `table`: `organizations`, or the change log's copy
+/// of a deleted row (see `changes::capture`).
+pub fn get_from(
+    conn: &Connection,
+    table: &str,
+    id: &str,
+) -> rusqlite::Result<Option<Organization>> {
+    conn.prepare_cached(&format!("SELECT {COLUMNS} FROM {table} WHERE id = ?1"))?
+        .query_row([id], from_row)
+        .optional()
+}
+
 fn check_name_free(conn: &Connection, name: &str, except_id: &str) -> ApiResult<()> {
     let taken: Option<String> = conn
         .prepare_cached("SELECT id FROM organizations WHERE name_folded = ?1 AND id <> ?2")?

@@ -21,7 +21,6 @@
 //! flight are dropped; what they had not logged is sent again after restart.
 
 use std::collections::HashMap;
-use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -68,8 +67,11 @@ pub fn nudge() {
     WAKE.notify_one();
 }
 
-/// Runs until `shutdown` resolves.
-pub async fn run(db: Db, config: Config, shutdown: impl Future<Output = ()>) {
+/// Runs until `closing` turns true (the server begins shutting down).
+pub async fn run(db: Db, config: Config, mut closing: tokio::sync::watch::Receiver<bool>) {
+    let shutdown = async move {
+        let _ = closing.wait_for(|closing| *closing).await;
+    };
     let config = Arc::new(config);
     let mut head = db.changes_head();
     let mut head_open = true;

@@ -261,7 +261,9 @@ fn event_types(value: &Value) -> ApiResult<Vec<String>> {
     if names.is_empty() {
         return Ok(names);
     }
-    Ok(TypeFilter::from_list(&names, "event_types")?.names())
+    Ok(TypeFilter::from_list(&names, "event_types")?
+        .names()
+        .to_vec())
 }
 
 /// The 404 of a webhook that does not exist or belongs to another tenant.

@@ -39,6 +39,15 @@ pub fn get(conn: &Connection, id: &str) -> rusqlite::Result<Option<Workspace>> {
         .optional()
 }
 
+/// A workspace row of `table`: `workspaces`, or the change log's copy of a
+/// deleted row (see `changes::capture`).
+pub fn get_from(conn: &Connection, table: &str, id: &str) -> rusqlite::Result<Option<Workspace>> {
+    let select = SELECT.replacen("FROM workspaces w", &format!("FROM {table} w"), 1);
+    conn.prepare_cached(&format!("{select} WHERE w.id = ?1"))?
+        .query_row([id], from_row)
+        .optional()
+}
+
 pub fn insert(conn: &Connection, ws: &Workspace) -> rusqlite::Result<()> {
     conn.prepare_cached(
         "INSERT INTO workspaces (id, description, client_id, client_xref, vendor_id, vendor_xref, \

@@ -3,6 +3,9 @@
 //! was acknowledged (2xx) must be there exactly as acknowledged, with
 //! `quayside check` passing. Repeated over many kill points.
 //!
+//! The change log is checked too: every acknowledged write has its entry, and
+//! every entry its committed record.
+//!
 //! `QUAYSIDE_CRASH_POINTS` sets the number of kill points (default 20);
 //! `bench/crash` runs this against the release binary with more.
 
@@ -203,7 +206,68 @@ fn verify(server: &Server, key: &str, ids: &Ids, acked: &Acknowledged) -> usize 
         assert_eq!(got.status, 200, "acknowledged file {id} is missing");
         assert!(got.body == *bytes, "file {id} differs after the crash");
     }
+    verify_change_log(server, key, ids, acked);
     acked.ports.len() + acked.jobs.len() + acked.quality.len() + acked.files.len()
+}
+
+/// The change log after a crash: every acknowledged write has its entry,
+/// exactly once, and every entry's record was committed (writes that were
+/// committed but not acknowledged before the kill may have entries too: their
+/// records must then exist).
+fn verify_change_log(server: &Server, key: &str, ids: &Ids, acked: &Acknowledged) {
+    let mut created: HashMap<(String, String), usize> = HashMap::new();
+    let mut cursor = 0;
+    let mut last = 0;
+    loop {
+        let reply = server.get(&format!("/v2/changes?since={cursor}&limit=1000"), key);
+        assert_eq!(reply.status, 200, "{}", reply.text());
+        let body = reply.json();
+        let changes = body["changes"].as_array().unwrap();
+        for change in changes {
+            let seq = change["seq"].as_u64().unwrap();
+            assert!(seq > last, "change {seq} after {last}");
+            last = seq;
+            let kind = change["type"].as_str().unwrap();
+            if let Some(entity) = kind.strip_suffix(".created") {
+                let id = change["entity_id"].as_str().unwrap().to_string();
+                *created.entry((entity.to_string(), id)).or_default() += 1;
+            }
+        }
+        cursor = body["next"].as_u64().unwrap();
+        if changes.is_empty() {
+            break;
+        }
+    }
+    let mut expect = |entity: &str, id: &String| {
+        let count = created.remove(&(entity.to_string(), id.clone()));
+        assert_eq!(
+            count,
+            Some(1),
+            "acknowledged {entity} {id}: {count:?} change entries"
+        );
+    };
+    acked.ports.keys().for_each(|code| expect("port", code));
+    acked.jobs.keys().for_each(|id| expect("job", id));
+    acked
+        .quality
+        .keys()
+        .for_each(|id| expect("qualityResult", id));
+    acked.files.keys().for_each(|id| expect("attachment", id));
+    for ((entity, id), count) in created {
+        assert_eq!(count, 1, "{entity} {id} created {count} times");
+        let path = match entity.as_str() {
+            "port" => format!("/api/rest/1.0/ports/{id}"),
+            "job" => format!("/workspaces/{}/jobs/{id}", ids.workspace),
+            "qualityResult" => format!(
+                "/workspaces/{}/jobs/{}/quality/{id}",
+                ids.workspace, ids.job
+            ),
+            "attachment" => format!("/workspaces/{}/jobs/{}/files/{id}", ids.workspace, ids.job),
+            _ => continue,
+        };
+        let got = server.get(&path, key);
+        assert_eq!(got.status, 200, "{entity} {id} has a change but no record");
+    }
 }
 
 #[test]

@@ -45,7 +45,13 @@ fn world() -> &'static World {
             .build()
             .unwrap();
         let app = runtime.block_on(async {
-            let db = quayside::db::Db::open(&data, 2, None).unwrap();
+            let db = quayside::db::Db::open(
+                &data,
+                2,
+                None,
+                std::sync::Arc::new(quayside::changes::Capture),
+            )
+            .unwrap();
             App::new(
                 db,
                 Settings {

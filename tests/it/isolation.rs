@@ -295,7 +295,8 @@ impl Fixture {
 /// What a foreign tenant gets: `None` where the route is for everyone (the
 /// shared location catalog, reading the organization registry, creating one's
 /// own organization, listing one's own workspaces or webhooks, creating one's
-/// own webhook, logout); 400 when it tries
+/// own webhook, logout, the feed of what one may read: `tests/it/changes.rs`
+/// checks it shows nothing foreign); 400 when it tries
 /// to make a workspace on someone else's organization (contract section 2);
 /// 404 everywhere else.
 fn foreign_status(method: Method, pattern: &str) -> Option<u16> {
@@ -304,6 +305,7 @@ fn foreign_status(method: Method, pattern: &str) -> Option<u16> {
         || (pattern.starts_with("/v2/organizations")
             && matches!(method, Method::Get | Method::Post))
         || (collection && method == Method::Get)
+        || pattern == "/v2/changes"
         || (pattern == "/v2/webhooks" && matches!(method, Method::Get | Method::Post))
     {
         None

@@ -20,6 +20,7 @@ mod common;
 
 mod auth;
 mod caching;
+mod changes;
 mod crash;
 mod files;
 mod hostile;

@@ -1,0 +1,396 @@
+//! Recording changes in the transaction that makes them.
+//!
+//! [`install`] puts TEMP triggers on every covered table (`sources.rs`) of one
+//! connection: each insert, update and delete notes the row's key in the
+//! in-memory table `temp.change_pending`, and a delete also keeps a copy of the
+//! row in `temp.gone_<table>`. [`record`] then turns what one write noted into
+//! change entries, inside that write's own savepoint: the writer thread calls
+//! it after every write (`db::writer::Capture`), so no handler can forget it,
+//! and a write that fails takes its notes and entries with it.
+//!
+//! Temp tables live in memory and never reach the WAL. Only connections that
+//! installed the triggers record changes: the writer thread's and the CLI's
+//! import. Another program writing the file (the sqlite3 shell) is not seen.
+
+use std::collections::HashMap;
+
+use rusqlite::{Connection, params};
+
+use super::sources::{SHADOWED, SOURCES, Source, Tables};
+use crate::error::ApiResult;
+
+/// What one change did to its row, net over one write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Net {
+    Created,
+    Updated,
+    Deleted,
+}
+
+/// The copy of `table`'s deleted rows.
+fn gone(table: &str) -> String {
+    format!("temp.gone_{table}")
+}
+
+/// Creates the temp tables and triggers on `conn` (once per connection).
+pub fn install(conn: &Connection) -> rusqlite::Result<()> {
+    let mut sql = String::from(
+        "CREATE TEMP TABLE IF NOT EXISTS change_pending (
+             n          INTEGER PRIMARY KEY,
+             tbl        TEXT NOT NULL,
+             k1         TEXT NOT NULL,
+             k2         TEXT,
+             op         TEXT NOT NULL,
+             old_status TEXT,
+             new_status TEXT
+         );\n",
+    );
+    for table in SHADOWED {
+        sql.push_str(&copy_on_delete(conn, table, None)?);
+    }
+    for source in &SOURCES {
+        let key = |row: &str| {
+            let k1 = format!("{row}.{}", source.key[0]);
+            let k2 = source
+                .key
+                .get(1)
+                .map_or("NULL".to_string(), |k| format!("{row}.{k}"));
+            (k1, k2)
+        };
+        let status = |row: &str| {
+            source
+                .status
+                .map_or("NULL".to_string(), |(column, _)| format!("{row}.{column}"))
+        };
+        let note = |op: &str, row: &str, old: String, new: String| {
+            let (k1, k2) = key(row);
+            format!(
+                "INSERT INTO temp.change_pending (tbl, k1, k2, op, old_status, new_status) \
+                 VALUES ('{table}', {k1}, {k2}, '{op}', {old}, {new});",
+                table = source.table
+            )
+        };
+        let t = source.table;
+        sql.push_str(&format!(
+            "CREATE TEMP TRIGGER IF NOT EXISTS change_{t}_insert AFTER INSERT ON main.{t} \
+             BEGIN {} END;\n",
+            note("c", "NEW", "NULL".into(), status("NEW"))
+        ));
+        sql.push_str(&format!(
+            "CREATE TEMP TRIGGER IF NOT EXISTS change_{t}_update AFTER UPDATE ON main.{t} \
+             BEGIN {} END;\n",
+            note("u", "NEW", status("OLD"), status("NEW"))
+        ));
+        sql.push_str(&copy_on_delete(
+            conn,
+            t,
+            Some(note("d", "OLD", status("OLD"), "NULL".into())),
+        )?);
+    }
+    conn.execute_batch(&sql)
+}
+
+/// The copy table of `table` and its delete trigger, which also runs `then`.
+fn copy_on_delete(
+    conn: &Connection,
+    table: &str,
+    then: Option<String>,
+) -> rusqlite::Result<String> {
+    let columns: Vec<String> = conn
+        .prepare(&format!("SELECT name FROM pragma_table_info('{table}')"))?
+        .query_map([], |row| row.get(0))?
+        .collect::<Result<_, _>>()?;
+    let old: Vec<String> = columns.iter().map(|c| format!("OLD.{c}")).collect();
+    Ok(format!(
+        "CREATE TEMP TABLE IF NOT EXISTS gone_{table} AS SELECT * FROM main.{table} WHERE 0;
+         CREATE TEMP TRIGGER IF NOT EXISTS change_{table}_delete AFTER DELETE ON main.{table}
+         BEGIN
+             INSERT INTO temp.gone_{table} ({}) VALUES ({});
+             {}
+         END;\n",
+        columns.join(", "),
+        old.join(", "),
+        then.unwrap_or_default()
+    ))
+}
+
+/// A covered table and a row's key in it.
+type RowKey = (String, Vec<String>);
+/// The net effect on one row so far (`None`: none at all), with its status
+/// before the write and after it.
+type Effect = (Option<Net>, Option<String>, Option<String>);
+
+/// One noted change.
+struct Pending {
+    table: String,
+    key: Vec<String>,
+    op: String,
+    old_status: Option<String>,
+    new_status: Option<String>,
+}
+
+/// Turns what the current write noted into change entries by `actor`; returns
+/// the last sequence appended, if any. Runs inside the write's savepoint.
+pub fn record(conn: &Connection, actor: &str) -> ApiResult<Option<u64>> {
+    let pending: Vec<Pending> = conn
+        .prepare_cached(
+            "SELECT tbl, k1, k2, op, old_status, new_status FROM temp.change_pending ORDER BY n",
+        )?
+        .query_map([], |row| {
+            let mut key = vec![row.get::<_, String>(1)?];
+            if let Some(k2) = row.get::<_, Option<String>>(2)? {
+                key.push(k2);
+            }
+            Ok(Pending {
+                table: row.get(0)?,
+                key,
+                op: row.get(3)?,
+                old_status: row.get(4)?,
+                new_status: row.get(5)?,
+            })
+        })?
+        .collect::<Result<_, _>>()?;
+    if pending.is_empty() {
+        return Ok(None);
+    }
+    // One entry per record, in the order the write first touched them, with
+    // the net effect of all it did to the record.
+    let mut order: Vec<(String, Vec<String>)> = Vec::new();
+    let mut net: HashMap<RowKey, Effect> = HashMap::new();
+    let mut deletes = false;
+    for p in pending {
+        let id = (p.table, p.key);
+        let op = match p.op.as_str() {
+            "c" => Net::Created,
+            "u" => Net::Updated,
+            _ => Net::Deleted,
+        };
+        deletes |= op == Net::Deleted;
+        match net.get_mut(&id) {
+            None => {
+                order.push(id.clone());
+                net.insert(id, (Some(op), p.old_status, p.new_status));
+            }
+            Some((state, _, new_status)) => {
+                *state = match (*state, op) {
+                    // Made and removed within one write: nothing happened.
+                    (Some(Net::Created) | None, Net::Deleted) => None,
+                    (Some(Net::Created), _) => Some(Net::Created),
+                    (None, _) => Some(Net::Created),
+                    (_, Net::Deleted) => Some(Net::Deleted),
+                    _ => Some(Net::Updated),
+                };
+                *new_status = p.new_status;
+            }
+        }
+    }
+    let now = crate::clock::now_ms();
+    let blobs = if deletes {
+        format!(
+            "(SELECT id, size, sha256 FROM main.blobs UNION ALL \
+             SELECT id, size, sha256 FROM {})",
+            gone("blobs")
+        )
+    } else {
+        "main.blobs".to_string()
+    };
+    let mut tenants: HashMap<String, (Option<String>, Option<String>)> = HashMap::new();
+    let mut last = None;
+    for id in order {
+        let Some((Some(state), old_status, new_status)) = net.remove(&id) else {
+            continue;
+        };
+        let (table, key) = id;
+        let Some(source) = SOURCES.iter().find(|s| s.table == table) else {
+            continue;
+        };
+        let from = Tables {
+            table: match state {
+                Net::Deleted => format!("(SELECT * FROM {} ORDER BY rowid DESC)", gone(&table)),
+                _ => format!("main.{table}"),
+            },
+            blobs: blobs.clone(),
+        };
+        let Some(rendered) = (source.render)(conn, &from, &key)? else {
+            log::warn!("change log: {table} {key:?} changed but cannot be read back");
+            continue;
+        };
+        let verb = verb(source, state, old_status.as_deref(), new_status.as_deref());
+        let (client, vendor) = match &rendered.workspace_id {
+            Some(workspace) => match tenants.get(workspace) {
+                Some(found) => found.clone(),
+                None => {
+                    let found = workspace_tenants(conn, workspace)?;
+                    tenants.insert(workspace.clone(), found.clone());
+                    found
+                }
+            },
+            None => (None, None),
+        };
+        let record = serde_json::to_string(&rendered.record)
+            .map_err(|e| crate::error::ApiError::internal(format!("rendering a change: {e}")))?;
+        conn.prepare_cached(
+            "INSERT INTO changes (event_id, type, entity_type, entity_id, feed, workspace_id, \
+             client_tenant, vendor_tenant, actor, occurred_at, record) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+        )?
+        .execute(params![
+            uuid::Uuid::now_v7().to_string(),
+            format!("{}.{verb}", rendered.entity),
+            rendered.entity_type,
+            rendered.entity_id,
+            rendered.feed.key(),
+            rendered.workspace_id,
+            client,
+            vendor,
+            actor,
+            now,
+            record,
+        ])?;
+        last = Some(conn.last_insert_rowid() as u64);
+    }
+    conn.prepare_cached("DELETE FROM temp.change_pending")?
+        .execute([])?;
+    if deletes {
+        for table in SOURCES.iter().map(|s| s.table).chain(SHADOWED) {
+            conn.execute(&format!("DELETE FROM {}", gone(table)), [])?;
+        }
+    }
+    Ok(last)
+}
+
+/// The event verb of a net change.
+fn verb(source: &Source, state: Net, old: Option<&str>, new: Option<&str>) -> &'static str {
+    match state {
+        Net::Created => "created",
+        Net::Deleted => "deleted",
+        Net::Updated => match source.status {
+            Some((_, inactive)) if old != new && new == Some(inactive) => "deactivated",
+            Some((_, inactive)) if old != new && old == Some(inactive) => "activated",
+            _ => "updated",
+        },
+    }
+}
+
+/// The tenants owning a workspace's client and vendor organizations: who may
+/// read its records. A workspace deleted in this write is read from its copy.
+fn workspace_tenants(
+    conn: &Connection,
+    workspace: &str,
+) -> rusqlite::Result<(Option<String>, Option<String>)> {
+    let sql = |table: &str| {
+        format!(
+            "SELECT (SELECT audience FROM organizations WHERE id = w.client_id), \
+             (SELECT audience FROM organizations WHERE id = w.vendor_id) \
+             FROM {table} w WHERE w.id = ?1"
+        )
+    };
+    use rusqlite::OptionalExtension;
+    let live = conn
+        .prepare_cached(&sql("main.workspaces"))?
+        .query_row([workspace], |row| Ok((row.get(0)?, row.get(1)?)))
+        .optional()?;
+    match live {
+        Some(found) => Ok(found),
+        None => Ok(conn
+            .prepare_cached(&sql(&gone("workspaces")))?
+            .query_row([workspace], |row| Ok((row.get(0)?, row.get(1)?)))
+            .optional()?
+            .unwrap_or((None, None))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use rusqlite::Connection;
+
+    use crate::db::Db;
+    use crate::error::ApiError;
+
+    fn open() -> (tempfile::TempDir, Db) {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(
+            &dir.path().join("capture.db"),
+            2,
+            None,
+            Arc::new(crate::changes::Capture),
+        )
+        .unwrap();
+        (dir, db)
+    }
+
+    fn org(conn: &Connection, id: &str, name: &str) -> rusqlite::Result<usize> {
+        conn.execute(
+            "INSERT INTO organizations (id, name, name_folded, audience, created_at, updated_at) \
+             VALUES (?1, ?2, lower(?2), 't', 1, 1)",
+            [id, name],
+        )
+    }
+
+    async fn log(db: &Db) -> Vec<(String, String, String, String)> {
+        db.read(|conn, _| {
+            Ok(conn
+                .prepare("SELECT type, entity_id, actor, record FROM changes ORDER BY seq")?
+                .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
+                .collect::<Result<_, _>>()?)
+        })
+        .await
+        .unwrap()
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn one_entry_per_record_with_the_net_effect_of_the_write() {
+        let (_dir, db) = open();
+        let actor: Arc<str> = Arc::from("alice");
+        // Created and renamed in one write: one `created`, as it ended.
+        db.write_as(actor.clone(), |conn| {
+            org(conn, "a", "First")?;
+            conn.execute(
+                "UPDATE organizations SET name = 'Renamed' WHERE id = 'a'",
+                [],
+            )?;
+            // Created and removed in the same write: nothing happened.
+            org(conn, "b", "Fleeting")?;
+            conn.execute("DELETE FROM organizations WHERE id = 'b'", [])?;
+            Ok(())
+        })
+        .await
+        .unwrap();
+        // A write that fails leaves no entry.
+        let failed = db
+            .write_as(actor.clone(), |conn| {
+                org(conn, "c", "Refused")?;
+                Err::<(), _>(ApiError::conflict("test", "refused"))
+            })
+            .await;
+        assert!(failed.is_err());
+        // A delete carries the record as it last was.
+        db.write_as(actor.clone(), |conn| {
+            conn.execute("DELETE FROM organizations WHERE id = 'a'", [])?;
+            Ok(())
+        })
+        .await
+        .unwrap();
+        let entries = log(&db).await;
+        let summary: Vec<(&str, &str, &str)> = entries
+            .iter()
+            .map(|(t, id, actor, _)| (t.as_str(), id.as_str(), actor.as_str()))
+            .collect();
+        assert_eq!(
+            summary,
+            [
+                ("organization.created", "a", "alice"),
+                ("organization.deleted", "a", "alice")
+            ]
+        );
+        for (_, _, _, record) in &entries {
+            let record: serde_json::Value = serde_json::from_str(record).unwrap();
+            assert_eq!(record["body"]["name"], "Renamed");
+            assert_eq!(record["type"], "svc.hub.organization");
+        }
+        assert_eq!(*db.changes_head().borrow(), 2);
+        db.close().unwrap();
+    }
+}
