@@ -44,6 +44,9 @@ pub const BATCH: usize = 50;
 const REDELIVERIES_PER_TURN: usize = 10;
 /// The worker looks for work at least this often.
 const IDLE_LOOK: Duration = Duration::from_secs(5);
+/// How long a turn that met a fault of the server (not of the receiver)
+/// waits before it ends, so that a persistent fault does not spin.
+const AFTER_A_FAULT: Duration = Duration::from_secs(1);
 /// A webhook whose filters skip this many changes has its cursor moved past
 /// them, so that retention cannot overtake a cursor that only waits.
 const SKIP_PERSIST: u64 = 1000;
@@ -83,16 +86,18 @@ pub async fn run(db: Db, config: Config, mut closing: tokio::sync::watch::Receiv
     tokio::pin!(shutdown);
     loop {
         let head_seq = *head.borrow_and_update();
-        let wake_at = match look(&db, &config, head_seq, &mut turns, &mut running, &scanned).await {
-            Ok(wake_at) => wake_at,
-            Err(err) => {
-                log::error!("webhooks: cannot look for work: {}", err.chain());
-                Instant::now() + Duration::from_secs(1)
-            }
-        };
+        // With no active webhook a commit gives no work: only a nudge does.
+        let (wake_at, any_active) =
+            match look(&db, &config, head_seq, &mut turns, &mut running, &scanned).await {
+                Ok(found) => found,
+                Err(err) => {
+                    log::error!("webhooks: cannot look for work: {}", err.chain());
+                    (Instant::now() + AFTER_A_FAULT, true)
+                }
+            };
         tokio::select! {
             () = &mut shutdown => break,
-            changed = head.changed(), if head_open => head_open = changed.is_ok(),
+            changed = head.changed(), if head_open && any_active => head_open = changed.is_ok(),
             () = WAKE.notified() => scanned.clear(),
             () = tokio::time::sleep_until(wake_at) => {},
             Some(done) = turns.join_next_with_id() => match done {
@@ -112,7 +117,8 @@ pub async fn run(db: Db, config: Config, mut closing: tokio::sync::watch::Receiv
     log::info!("webhooks: delivery worker stopped");
 }
 
-/// Starts a turn for each webhook with work due; answers when to look again.
+/// Starts a turn for each webhook with work due; answers when to look again,
+/// and whether any webhook is active.
 async fn look(
     db: &Db,
     config: &Arc<Config>,
@@ -120,9 +126,10 @@ async fn look(
     turns: &mut JoinSet<u64>,
     running: &mut HashMap<tokio::task::Id, String>,
     scanned: &HashMap<String, u64>,
-) -> ApiResult<Instant> {
+) -> ApiResult<(Instant, bool)> {
     let candidates = db.read(|conn, _| Ok(store::candidates(conn)?)).await?;
     let now = clock::now_ms();
+    let any_active = candidates.iter().any(|w| w.active);
     let mut next_due: Option<i64> = None;
     for webhook in candidates {
         if running.values().any(|id| *id == webhook.id) {
@@ -143,10 +150,11 @@ async fn look(
         }
     }
     let idle = Instant::now() + IDLE_LOOK;
-    Ok(match next_due {
+    let wake_at = match next_due {
         Some(at) => idle.min(Instant::now() + Duration::from_millis((at - now).max(0) as u64)),
         None => idle,
-    })
+    };
+    Ok((wake_at, any_active))
 }
 
 /// What a turn reads first, in one transaction.
@@ -193,6 +201,7 @@ async fn turn(db: Db, config: Arc<Config>, id: String, from: u64) -> u64 {
         Ok(None) => return from,
         Err(err) => {
             log::error!("webhooks: cannot read a webhook: {}", err.chain());
+            tokio::time::sleep(AFTER_A_FAULT).await;
             return from;
         }
     };
@@ -204,7 +213,7 @@ async fn turn(db: Db, config: Arc<Config>, id: String, from: u64) -> u64 {
     if !hook.active || hook.next_attempt_at.is_some_and(|at| at > now) {
         return from;
     }
-    let page = read_page(&db, &plan, from, BATCH).await;
+    let page = read_page(&db, &plan, from, BATCH, false).await;
     let page = match page {
         Ok(page) => page,
         Err(err) => {
@@ -256,6 +265,7 @@ async fn turn(db: Db, config: Arc<Config>, id: String, from: u64) -> u64 {
                 Ok(false) => return seq,
                 Err(err) => {
                     log::error!("webhooks: cannot log a delivery: {}", err.chain());
+                    tokio::time::sleep(AFTER_A_FAULT).await;
                     return from;
                 }
             }
@@ -281,6 +291,7 @@ async fn turn(db: Db, config: Arc<Config>, id: String, from: u64) -> u64 {
                 .await;
             if let Err(err) = logged {
                 log::error!("webhooks: cannot log a failed delivery: {}", err.chain());
+                tokio::time::sleep(AFTER_A_FAULT).await;
             }
             return entry.seq.saturating_sub(1).max(from);
         }
@@ -292,8 +303,15 @@ async fn turn(db: Db, config: Arc<Config>, id: String, from: u64) -> u64 {
     }
 }
 
-/// The changes past `since` the webhook's owner may read, of its types.
-async fn read_page(db: &Db, plan: &Plan, since: u64, limit: usize) -> ApiResult<Page> {
+/// The changes past `since` the webhook's owner may read; of its types unless
+/// `all_types`.
+async fn read_page(
+    db: &Db,
+    plan: &Plan,
+    since: u64,
+    limit: usize,
+    all_types: bool,
+) -> ApiResult<Page> {
     let hook = plan.hook.clone();
     let viewer = Viewer {
         tenant: hook.tenant.clone(),
@@ -304,7 +322,7 @@ async fn read_page(db: &Db, plan: &Plan, since: u64, limit: usize) -> ApiResult<
             feed: feed(&hook),
             since,
             limit,
-            types: hook.type_filter()?,
+            types: if all_types { None } else { hook.type_filter()? },
         };
         changes::read(conn, &viewer, &query)
     })
@@ -403,7 +421,7 @@ fn attempt_record(
 /// read again with the owner's visibility as it is now.
 async fn redeliver(db: &Db, config: &Config, plan: &Plan, queued: Delivery) {
     let seq = queued.seq;
-    let found = read_page(db, plan, seq.saturating_sub(1), 1)
+    let found = read_page(db, plan, seq.saturating_sub(1), 1, true)
         .await
         .map(|page| page.entries.into_iter().next().filter(|e| e.seq == seq));
     let mut settled = queued;
@@ -441,25 +459,20 @@ async fn redeliver(db: &Db, config: &Config, plan: &Plan, queued: Delivery) {
     }
 }
 
-/// The change log refused the webhook's read: its workspace is gone or no
-/// longer visible (404), or its cursor fell out of the log (410). Either way
-/// it cannot go on without a gap: it is disabled with the reason.
+/// The change log refused the webhook's read. A cursor retention overtook
+/// (410) cannot go on without a gap: the webhook is disabled with the reason.
+/// Anything else is a fault of the server: logged, and tried again later.
 async fn stop_on(db: &Db, hook: &Webhook, err: ApiError) {
-    let reason = match err.status() {
-        404 => format!(
-            "Its workspace {} is gone or no longer visible to the webhook's tenant",
-            hook.workspace_id.as_deref().unwrap_or("")
-        ),
-        410 => format!(
-            "The change log no longer holds the changes after seq {} (retention): {}",
-            hook.cursor,
-            err.message()
-        ),
-        _ => {
-            log::error!("webhooks: cannot read the change log: {}", err.chain());
-            return;
-        }
-    };
+    if err.status() != 410 {
+        log::error!("webhooks: cannot read the change log: {}", err.chain());
+        tokio::time::sleep(AFTER_A_FAULT).await;
+        return;
+    }
+    let reason = format!(
+        "The change log no longer holds the changes after seq {} (retention): {}",
+        hook.cursor,
+        err.message()
+    );
     log::warn!("webhooks: disabling webhook {}: {reason}", hook.id);
     let id = hook.id.clone();
     let now = clock::now_ms();

@@ -57,9 +57,8 @@ mod tests {
 
     #[test]
     fn the_signature_is_hmac_sha256_of_timestamp_dot_body_in_hex() {
-        // RFC 4231 test case 2: key "Jefe", data "what do ya want for nothing?".
-        // Split as timestamp "what do ya want for nothing?" is not a number, so
-        // check the construction against ring directly and the hex against the RFC.
+        // The hex of ring's HMAC-SHA256 against RFC 4231 test case 2, then the
+        // signed message: the timestamp, a dot, the body.
         let key = hmac::Key::new(hmac::HMAC_SHA256, b"Jefe");
         let tag = hmac::sign(&key, b"what do ya want for nothing?");
         assert_eq!(

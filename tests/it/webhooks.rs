@@ -872,3 +872,38 @@ fn https_deliveries_trust_the_ca_file() {
         "{stderr}"
     );
 }
+
+#[test]
+fn shutdown_does_not_wait_for_a_delivery_in_flight_and_the_change_is_sent_again() {
+    let mut server = start(&[]);
+    let key = server.admin_key();
+    let receiver = Receiver::start(|n| {
+        if n == 0 {
+            Answer::Slow(Duration::from_secs(20))
+        } else {
+            Answer::Status(200)
+        }
+    });
+    let (hook, _) = create(&server, &key, json!({"url": receiver.url()}));
+    id(&server.post("/v2/organizations", &key, &json!({"name": "Stop Co"})));
+    receiver.wait_for(1);
+    let dir = server.take_dir();
+    let asked = Instant::now();
+    assert!(server.stop().success());
+    assert!(
+        asked.elapsed() < Duration::from_secs(5),
+        "stopping took {:?}",
+        asked.elapsed()
+    );
+    drop(server);
+    // The change was not acknowledged: after a restart it is delivered.
+    let server = Server::spawn(&dir.path().join("quayside.db"), FAST);
+    let got = receiver.wait_for(2);
+    assert_eq!(got[1].body, got[0].body);
+    let key = server.admin_key();
+    wait_for("the delivery logged", 10, || {
+        deliveries(&server, &key, &hook)
+            .into_iter()
+            .find(|d| d["body"]["outcome"] == "succeeded")
+    });
+}
