@@ -106,6 +106,9 @@ struct ServeArgs {
     /// Seconds the change log keeps an entry, instead of days (tests).
     #[arg(long, hide = true)]
     changes_retention_secs: Option<u64>,
+    /// Milliseconds between heartbeats of an idle live change stream.
+    #[arg(long, hide = true, default_value_t = 15_000)]
+    changes_heartbeat_ms: u64,
     /// How often retention runs, in milliseconds.
     #[arg(long, hide = true, default_value_t = 3_600_000)]
     changes_trim_every_ms: u64,
@@ -202,6 +205,7 @@ fn serve(data: &Path, args: ServeArgs) -> CliResult {
         session_max: Duration::from_secs(args.session_max_secs.max(1)),
         pbkdf2_iterations: args.pbkdf2_iterations,
         max_upload_bytes: args.max_upload_mb.max(1) * 1024 * 1024,
+        changes_heartbeat: Duration::from_millis(args.changes_heartbeat_ms.max(1)),
         webhook_allow_private: args.webhook_allow_private,
     };
     ensure_first_admin(data, settings.pbkdf2_iterations)?;

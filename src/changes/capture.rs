@@ -46,7 +46,11 @@ pub fn install(conn: &Connection) -> rusqlite::Result<()> {
          );\n",
     );
     for table in SHADOWED {
-        sql.push_str(&copy_on_delete(conn, table, None)?);
+        // Noted too, so that `record` clears the copies after the write.
+        let note = format!(
+            "INSERT INTO temp.change_pending (tbl, k1, op) VALUES ('{table}', OLD.rowid, 's');"
+        );
+        sql.push_str(&copy_on_delete(conn, table, Some(note))?);
     }
     for source in &SOURCES {
         let key = |row: &str| {
@@ -163,7 +167,12 @@ pub fn record(conn: &Connection, actor: &str) -> ApiResult<Option<u64>> {
         let op = match p.op.as_str() {
             "c" => Net::Created,
             "u" => Net::Updated,
-            _ => Net::Deleted,
+            "d" => Net::Deleted,
+            // A shadowed table's delete: no entry, but its copy is cleared below.
+            _ => {
+                deletes = true;
+                continue;
+            }
         };
         deletes |= op == Net::Deleted;
         match net.get_mut(&id) {

@@ -579,3 +579,19 @@ fn an_import_by_the_cli_appears_in_the_feed_and_wakes_a_long_poll() {
         "one port.created per imported port"
     );
 }
+
+#[test]
+fn an_idle_stream_beats_and_ends_when_its_session_ends() {
+    let server = Server::start_with(&["--changes-heartbeat-ms", "200"]);
+    let key = server.admin_key();
+    let (status, mut events) = server.events("/api/rest/1.0/changes?since=now", &key, None);
+    assert_eq!(status, 200);
+    assert!(events.read_until_line(|line| line == ": heartbeat"));
+    let logout = server.delete("/api/rest/1.0/sessions/admin", &key);
+    assert!(logout.status < 300, "{}", logout.text());
+    assert!(events.read_until_line(|line| line == ": session ended"));
+    assert!(
+        !events.read_until_line(|line| !line.is_empty()),
+        "the stream ended"
+    );
+}
