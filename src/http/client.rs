@@ -490,6 +490,30 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_delivery_to_a_refused_address_fails_without_connecting() {
+        let client = Client::new(&ClientOptions {
+            allow_private: false,
+            ca_file: None,
+            timeout: Duration::from_secs(2),
+        })
+        .unwrap();
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let url = format!(
+            "http://localhost:{}/",
+            listener.local_addr().unwrap().port()
+        );
+        let outcome = client.post(&url, &[], Bytes::from_static(b"{}")).await;
+        let error = outcome.error.unwrap();
+        assert!(error.contains("loopback"), "{error}");
+        assert_eq!(outcome.status, None);
+        assert!(
+            listener.accept().is_err(),
+            "the refused address was connected to"
+        );
+    }
+
+    #[tokio::test]
     async fn a_refused_connection_and_a_timeout_are_failed_outcomes() {
         let client = Client::new(&ClientOptions {
             allow_private: true,
