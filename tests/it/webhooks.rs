@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use crate::common::{Server, id, workspace_with_job};
 
 /// Flags of a server whose webhooks may reach this test's receivers, and retry fast.
-const FAST: &[&str] = &[
+pub(crate) const FAST: &[&str] = &[
     "--webhook-allow-private",
     "--webhook-retry-base-ms",
     "50",
@@ -22,7 +22,7 @@ const FAST: &[&str] = &[
     "60",
 ];
 
-fn start(extra: &[&str]) -> Server {
+pub(crate) fn start(extra: &[&str]) -> Server {
     let mut flags = FAST.to_vec();
     flags.extend_from_slice(extra);
     Server::start_with(&flags)
@@ -46,7 +46,7 @@ fn wait_for<T>(what: &str, seconds: u64, mut probe: impl FnMut() -> Option<T>) -
 
 /// What a receiver answers one request.
 #[derive(Clone, Copy)]
-enum Answer {
+pub(crate) enum Answer {
     Status(u16),
     /// Waits, then answers 200.
     Slow(Duration),
@@ -54,7 +54,7 @@ enum Answer {
 
 /// One request a receiver got.
 #[derive(Clone)]
-struct Received {
+pub(crate) struct Received {
     headers: Vec<(String, String)>,
     body: Vec<u8>,
 }
@@ -67,7 +67,7 @@ impl Received {
             .map_or("", |(_, v)| v.as_str())
     }
 
-    fn json(&self) -> Value {
+    pub(crate) fn json(&self) -> Value {
         serde_json::from_slice(&self.body).expect("a JSON change")
     }
 
@@ -80,7 +80,7 @@ type Script = Box<dyn FnMut(usize) -> Answer + Send>;
 
 /// An HTTP (or, with a TLS config, https) receiver on 127.0.0.1: records every
 /// request, and answers the n-th (from 0) as its script says.
-struct Receiver {
+pub(crate) struct Receiver {
     address: SocketAddr,
     https: bool,
     got: Arc<Mutex<Vec<Received>>>,
@@ -93,7 +93,7 @@ impl Receiver {
         Receiver::on(TcpListener::bind("127.0.0.1:0").unwrap(), None, script)
     }
 
-    fn accepting() -> Receiver {
+    pub(crate) fn accepting() -> Receiver {
         Receiver::start(|_| Answer::Status(200))
     }
 
@@ -136,12 +136,12 @@ impl Receiver {
         receiver
     }
 
-    fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         let scheme = if self.https { "https" } else { "http" };
         format!("{scheme}://{}/hook?from=quayside", self.address)
     }
 
-    fn received(&self) -> Vec<Received> {
+    pub(crate) fn received(&self) -> Vec<Received> {
         self.got.lock().unwrap().clone()
     }
 
@@ -220,7 +220,7 @@ fn serve_one(mut stream: impl Read + Write, got: &Mutex<Vec<Received>>, script: 
 // Helpers
 
 /// Creates a webhook; answers its id and secret.
-fn create(server: &Server, key: &str, body: Value) -> (String, String) {
+pub(crate) fn create(server: &Server, key: &str, body: Value) -> (String, String) {
     let reply = server.post("/v2/webhooks", key, &json!({ "body": body }));
     assert_eq!(reply.status, 201, "{}", reply.text());
     let created = reply.json();
