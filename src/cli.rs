@@ -234,7 +234,7 @@ fn serve(data: &Path, args: ServeArgs) -> CliResult {
             data,
             args.readers.max(1),
             args.max_page_count,
-            Arc::new(crate::changes::Capture),
+            Arc::new(crate::changes::Capture::default()),
         )?;
         let listener = tokio::net::TcpListener::bind(args.listen)
             .await
@@ -594,7 +594,7 @@ fn import_unlocode(data: &Path, file: &Path, username: &str) -> CliResult {
         std::io::BufReader::new(input),
         username,
         &mut std::io::stderr(),
-        &crate::changes::Capture,
+        &crate::changes::Capture::default(),
     )?;
     Ok(())
 }

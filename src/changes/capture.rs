@@ -13,11 +13,31 @@
 //! import. Another program writing the file (the sqlite3 shell) is not seen.
 
 use std::collections::HashMap;
+use std::sync::Mutex;
 
 use rusqlite::{Connection, params};
 
 use super::sources::{SHADOWED, SOURCES, Source, Tables};
 use crate::error::ApiResult;
+
+/// The tenants owning each workspace's client and vendor organizations, kept
+/// between writes: read once per workspace, forgotten when the workspace row
+/// changes (organizations never change their owner). Bounded in entries.
+#[derive(Default)]
+pub struct Tenants(Mutex<HashMap<String, (Option<String>, Option<String>)>>);
+
+/// Workspaces [`Tenants`] keeps at most; all are forgotten beyond.
+const TENANTS_KEPT: usize = 10_000;
+
+impl Tenants {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, (Option<String>, Option<String>)>> {
+        let mut map = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if map.len() > TENANTS_KEPT {
+            map.clear();
+        }
+        map
+    }
+}
 
 /// What one change did to its row, net over one write.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -135,7 +155,7 @@ struct Pending {
 
 /// Turns what the current write noted into change entries by `actor`; returns
 /// the last sequence appended, if any. Runs inside the write's savepoint.
-pub fn record(conn: &Connection, actor: &str) -> ApiResult<Option<u64>> {
+pub fn record(conn: &Connection, actor: &str, known: &Tenants) -> ApiResult<Option<u64>> {
     let pending: Vec<Pending> = conn
         .prepare_cached(
             "SELECT tbl, k1, k2, op, old_status, new_status FROM temp.change_pending ORDER BY n",
@@ -203,7 +223,7 @@ pub fn record(conn: &Connection, actor: &str) -> ApiResult<Option<u64>> {
     } else {
         "main.blobs".to_string()
     };
-    let mut tenants: HashMap<String, (Option<String>, Option<String>)> = HashMap::new();
+    let mut tenants = known.lock();
     let mut last = None;
     for id in order {
         let Some((Some(state), old_status, new_status)) = net.remove(&id) else {
@@ -225,6 +245,10 @@ pub fn record(conn: &Connection, actor: &str) -> ApiResult<Option<u64>> {
             continue;
         };
         let verb = verb(source, state, old_status.as_deref(), new_status.as_deref());
+        if table == "workspaces" {
+            // The workspace itself changed: its parties may have too.
+            tenants.remove(&key[0]);
+        }
         let (client, vendor) = match &rendered.workspace_id {
             Some(workspace) => match tenants.get(workspace) {
                 Some(found) => found.clone(),
@@ -236,6 +260,9 @@ pub fn record(conn: &Connection, actor: &str) -> ApiResult<Option<u64>> {
             },
             None => (None, None),
         };
+        if state == Net::Deleted && table == "workspaces" {
+            tenants.remove(&key[0]);
+        }
         let record = serde_json::to_string(&rendered.record)
             .map_err(|e| crate::error::ApiError::internal(format!("rendering a change: {e}")))?;
         conn.prepare_cached(
@@ -324,7 +351,7 @@ mod tests {
             &dir.path().join("capture.db"),
             2,
             None,
-            Arc::new(crate::changes::Capture),
+            Arc::new(crate::changes::Capture::default()),
         )
         .unwrap();
         (dir, db)

@@ -186,22 +186,42 @@ impl Page {
 const ENTRY_COLUMNS: &str = "seq, event_id, type, entity_type, entity_id, workspace_id, actor, \
      occurred_at, record, feed, client_tenant, vendor_tenant";
 
-/// A row of `changes`, with who may read it.
-struct Row {
-    entry: Entry,
-    feed: String,
-    client_tenant: Option<String>,
-    vendor_tenant: Option<String>,
+/// A row's sequence, and whether `viewer` wants it: it may read the record
+/// and its type passes the filter. Reads only the small columns.
+fn wanted(
+    row: &rusqlite::Row<'_>,
+    viewer: &Viewer,
+    types: Option<&TypeFilter>,
+) -> rusqlite::Result<(u64, bool)> {
+    let seq = row.get::<_, i64>(0)? as u64;
+    let visible = viewer.is_admin
+        || row.get_ref(9)?.as_str()? == FeedName::Locations.key()
+        || match row.get_ref(5)?.as_str_or_null()? {
+            // Organizations: readable by everyone signed in.
+            None => true,
+            // A workspace's records: its client's and vendor's tenants.
+            Some(_) => {
+                row.get_ref(10)?.as_str_or_null()? == Some(viewer.tenant.as_str())
+                    || row.get_ref(11)?.as_str_or_null()? == Some(viewer.tenant.as_str())
+            }
+        };
+    let passes = match types {
+        None => true,
+        Some(types) => types.matches(row.get_ref(2)?.as_str()?),
+    };
+    Ok((seq, visible && passes))
 }
 
-fn from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
+/// A row of `changes` as an [`Entry`], its JSON written straight from the
+/// columns (the record is stored as JSON text and copied as it is).
+fn from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Entry> {
     let seq: i64 = row.get(0)?;
     let event_id: String = row.get(1)?;
     let event_type: String = row.get(2)?;
-    let entity_type: String = row.get(3)?;
-    let entity_id: String = row.get(4)?;
+    let entity_type = row.get_ref(3)?.as_str()?;
+    let entity_id = row.get_ref(4)?.as_str()?;
     let workspace_id: Option<String> = row.get(5)?;
-    let actor: String = row.get(6)?;
+    let actor = row.get_ref(6)?.as_str()?;
     let occurred_at: i64 = row.get(7)?;
     let record = row.get_ref(8)?.as_str()?;
     let mut json = String::with_capacity(record.len() + 256);
@@ -212,40 +232,19 @@ fn from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
          \"workspace_id\":{},\"actor\":{},\"occurred_at\":\"{}\",\"record\":{record}}}",
         text(&event_id),
         text(&event_type),
-        text(&entity_type),
-        text(&entity_id),
+        text(entity_type),
+        text(entity_id),
         workspace_id.as_deref().map_or("null".to_string(), text),
-        text(&actor),
+        text(actor),
         crate::clock::format_ms(occurred_at),
     );
-    Ok(Row {
-        entry: Entry {
-            seq: seq as u64,
-            event_id,
-            event_type,
-            workspace_id,
-            json,
-        },
-        feed: row.get(9)?,
-        client_tenant: row.get(10)?,
-        vendor_tenant: row.get(11)?,
+    Ok(Entry {
+        seq: seq as u64,
+        event_id,
+        event_type,
+        workspace_id,
+        json,
     })
-}
-
-impl Row {
-    fn visible_to(&self, viewer: &Viewer) -> bool {
-        if self.feed == FeedName::Locations.key() || viewer.is_admin {
-            return true;
-        }
-        match self.entry.workspace_id {
-            // Organizations: readable by everyone signed in.
-            None => true,
-            Some(_) => {
-                self.client_tenant.as_deref() == Some(viewer.tenant.as_str())
-                    || self.vendor_tenant.as_deref() == Some(viewer.tenant.as_str())
-            }
-        }
-    }
 }
 
 /// The last sequence committed (0 for an empty log).
@@ -272,7 +271,6 @@ pub fn entry(conn: &Connection, seq: u64) -> rusqlite::Result<Option<Entry>> {
     ))?
     .query_row([seq as i64], from_row)
     .optional()
-    .map(|row| row.map(|r| r.entry))
 }
 
 /// The entries after `query.since` that `viewer` may read, at most
@@ -292,15 +290,17 @@ pub fn read(conn: &Connection, viewer: &Viewer, query: &Query) -> ApiResult<Page
         });
     }
     let limit = query.limit.clamp(1, LIMIT_MAX);
-    let since = query.since.min(i64::MAX as u64) as i64;
-    let scan = SCAN_MAX as i64;
+    let since = query.since;
+    // Looked at: a range of sequences, or (one workspace, through its
+    // index) a number of entries; bounded either way.
+    let range_end = since.saturating_add(SCAN_MAX as u64).min(head);
     let mut statement = match &query.feed {
         Feed::Everything => conn.prepare_cached(&format!(
-            "SELECT {ENTRY_COLUMNS} FROM changes WHERE seq > ?1 ORDER BY seq LIMIT ?2"
+            "SELECT {ENTRY_COLUMNS} FROM changes WHERE seq > ?1 AND seq <= ?2 ORDER BY seq"
         ))?,
         Feed::Locations => conn.prepare_cached(&format!(
-            "SELECT {ENTRY_COLUMNS} FROM changes WHERE feed = 'locations' AND seq > ?1 \
-             ORDER BY seq LIMIT ?2"
+            "SELECT {ENTRY_COLUMNS} FROM changes WHERE seq > ?1 AND seq <= ?2 \
+             AND feed = 'locations' ORDER BY seq"
         ))?,
         Feed::Workspace(_) => conn.prepare_cached(&format!(
             "SELECT {ENTRY_COLUMNS} FROM changes WHERE workspace_id = ?3 AND seq > ?1 \
@@ -308,39 +308,51 @@ pub fn read(conn: &Connection, viewer: &Viewer, query: &Query) -> ApiResult<Page
         ))?,
     };
     let mut rows = match &query.feed {
-        Feed::Workspace(workspace) => statement.query(params![since, scan, workspace])?,
-        _ => statement.query(params![since, scan])?,
+        Feed::Workspace(workspace) => {
+            statement.query(params![since as i64, SCAN_MAX as i64, workspace])?
+        }
+        _ => statement.query(params![since as i64, range_end as i64])?,
     };
     let mut entries = Vec::new();
-    let mut next = query.since;
+    let mut last_seen = since;
     let mut scanned = 0usize;
+    let mut full = false;
     while let Some(row) = rows.next()? {
         scanned += 1;
-        let row = from_row(row)?;
-        next = row.entry.seq;
-        let wanted = row.visible_to(viewer)
-            && query
-                .types
-                .as_ref()
-                .is_none_or(|types| types.matches(&row.entry.event_type));
+        let (seq, wanted) = wanted(row, viewer, query.types.as_ref())?;
+        last_seen = seq;
         if wanted {
-            entries.push(row.entry);
+            entries.push(from_row(row)?);
             if entries.len() == limit {
+                full = true;
                 break;
             }
         }
     }
-    if scanned < SCAN_MAX && entries.len() < limit {
-        // Every entry of this feed up to the head was looked at, in this
-        // read's snapshot: the cursor may move on to the head, past entries
-        // of other feeds, so that the next read starts there.
-        next = next.max(head);
-    }
-    Ok(Page { entries, next })
+    let next = if full {
+        last_seen
+    } else {
+        match query.feed {
+            // Every entry of the range was looked at.
+            Feed::Everything | Feed::Locations => range_end,
+            // Every entry of the workspace up to the head was looked at, in
+            // this read's snapshot.
+            Feed::Workspace(_) if scanned < SCAN_MAX => head,
+            Feed::Workspace(_) => last_seen,
+        }
+    };
+    Ok(Page {
+        entries,
+        next: next.max(since),
+    })
 }
 
 /// Installs the change log's capture on the writer (see `db::writer::Capture`).
-pub struct Capture;
+#[derive(Default)]
+pub struct Capture {
+    /// Who may read each workspace's records, kept between writes.
+    tenants: capture::Tenants,
+}
 
 impl crate::db::writer::Capture for Capture {
     fn install(&self, conn: &Connection) -> rusqlite::Result<()> {
@@ -348,7 +360,7 @@ impl crate::db::writer::Capture for Capture {
     }
 
     fn record(&self, conn: &Connection, actor: &str) -> ApiResult<Option<u64>> {
-        capture::record(conn, actor)
+        capture::record(conn, actor, &self.tenants)
     }
 
     fn head(&self, conn: &Connection) -> rusqlite::Result<u64> {

@@ -315,7 +315,7 @@ mod tests {
             csv.as_bytes(),
             "importer",
             &mut out,
-            &crate::changes::Capture,
+            &crate::changes::Capture::default(),
         )
         .unwrap();
         assert_eq!(first.created, [2, 2]);
@@ -358,7 +358,7 @@ mod tests {
             csv.as_bytes(),
             "importer",
             &mut Vec::new(),
-            &crate::changes::Capture,
+            &crate::changes::Capture::default(),
         )
         .unwrap();
         assert_eq!(again.created, [0, 0]);

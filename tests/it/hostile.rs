@@ -49,7 +49,7 @@ fn world() -> &'static World {
                 &data,
                 2,
                 None,
-                std::sync::Arc::new(quayside::changes::Capture),
+                std::sync::Arc::new(quayside::changes::Capture::default()),
             )
             .unwrap();
             App::new(

@@ -23,7 +23,6 @@ CREATE TABLE changes (
     record        TEXT    NOT NULL
 );
 CREATE INDEX changes_workspace ON changes (workspace_id, seq) WHERE workspace_id IS NOT NULL;
-CREATE INDEX changes_feed ON changes (feed, seq);
 
 -- How far retention has trimmed the log: a cursor below this has lost entries.
 CREATE TABLE change_log (
