@@ -24,6 +24,34 @@ pub fn v2(entity_type: &str, id: &str, body: Value, created_at: i64, updated_at:
     })
 }
 
+/// The v2 envelope of `body`, written straight to JSON text (the change log:
+/// no value tree in between). The times are RFC 3339 already.
+pub fn v2_text<B: serde::Serialize + ?Sized>(
+    entity_type: &str,
+    id: &str,
+    body: &B,
+    created_at: &str,
+    updated_at: &str,
+) -> ApiResult<String> {
+    #[derive(serde::Serialize)]
+    struct V2<'a, B: ?Sized> {
+        #[serde(rename = "type")]
+        entity_type: &'a str,
+        id: &'a str,
+        body: &'a B,
+        created_at: &'a str,
+        updated_at: &'a str,
+    }
+    serde_json::to_string(&V2 {
+        entity_type,
+        id,
+        body,
+        created_at,
+        updated_at,
+    })
+    .map_err(|e| ApiError::internal_from("rendering an envelope", e))
+}
+
 /// A record of the workspace service: what both envelopes are made of. Its
 /// [`Entity::v2`] and [`Entity::render`] are the one rendering of every
 /// record's envelope.
@@ -34,6 +62,18 @@ pub trait Entity {
     fn body(&self) -> Value;
     /// Created and last updated, in milliseconds since the epoch.
     fn stamps(&self) -> (i64, i64);
+
+    /// The v2 envelope as JSON text.
+    fn v2_text(&self) -> ApiResult<String> {
+        let (created_at, updated_at) = self.stamps();
+        v2_text(
+            Self::ENTITY_TYPE,
+            self.id(),
+            &self.body(),
+            &clock::format_ms(created_at),
+            &clock::format_ms(updated_at),
+        )
+    }
 
     /// The v2 envelope.
     fn v2(&self) -> Value {

@@ -1,20 +1,23 @@
 //! Recording changes in the transaction that makes them.
 //!
 //! [`install`] puts TEMP triggers on every covered table (`sources.rs`) of one
-//! connection: each insert, update and delete notes the row's key in the
-//! in-memory table `temp.change_pending`, and a delete also keeps a copy of the
-//! row in `temp.gone_<table>`. [`record`] then turns what one write noted into
-//! change entries, inside that write's own savepoint: the writer thread calls
-//! it after every write (`db::writer::Capture`), so no handler can forget it,
-//! and a write that fails takes its notes and entries with it.
+//! connection: each insert, update and delete hands the row's key to a
+//! function of this process (`quayside_change_note`), which keeps it in
+//! memory, and a delete also keeps a copy of the row in the in-memory table
+//! `temp.gone_<table>`. [`record`] then turns what one write noted into change
+//! entries, inside that write's own savepoint: the writer thread calls it after
+//! every write (`db::writer::Capture`), so no handler can forget it. A write
+//! that fails is rolled back with its copies, and its notes are dropped
+//! ([`discard`]).
 //!
 //! Temp tables live in memory and never reach the WAL. Only connections that
 //! installed the triggers record changes: the writer thread's and the CLI's
 //! import. Another program writing the file (the sqlite3 shell) is not seen.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
+use rusqlite::functions::FunctionFlags;
 use rusqlite::{Connection, params};
 
 use super::sources::{SHADOWED, SOURCES, Source, Tables};
@@ -24,13 +27,16 @@ use crate::error::ApiResult;
 /// between writes: read once per workspace, forgotten when the workspace row
 /// changes (organizations never change their owner). Bounded in entries.
 #[derive(Default)]
-pub struct Tenants(Mutex<HashMap<String, (Option<String>, Option<String>)>>);
+pub struct Tenants(Mutex<HashMap<String, Parties>>);
+
+/// The tenants owning a workspace's client and vendor organizations.
+type Parties = (Option<String>, Option<String>);
 
 /// Workspaces [`Tenants`] keeps at most; all are forgotten beyond.
 const TENANTS_KEPT: usize = 10_000;
 
 impl Tenants {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, (Option<String>, Option<String>)>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Parties>> {
         let mut map = self.0.lock().unwrap_or_else(|p| p.into_inner());
         if map.len() > TENANTS_KEPT {
             map.clear();
@@ -38,6 +44,27 @@ impl Tenants {
         map
     }
 }
+
+/// What the capture keeps between writes of one connection.
+#[derive(Default)]
+pub struct State {
+    tenants: Tenants,
+    /// What the triggers noted since the last [`record`] or [`discard`].
+    notes: Arc<Mutex<Vec<Pending>>>,
+}
+
+/// Drops what a write that failed had noted (its rows were rolled back).
+pub fn discard(state: &State) {
+    state
+        .notes
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clear();
+}
+
+/// The SQL function the triggers call: `(table, key1, key2, op, old status,
+/// new status)`.
+const NOTE: &str = "quayside_change_note";
 
 /// What one change did to its row, net over one write.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -52,24 +79,36 @@ fn gone(table: &str) -> String {
     format!("temp.gone_{table}")
 }
 
-/// Creates the temp tables and triggers on `conn` (once per connection).
-pub fn install(conn: &Connection) -> rusqlite::Result<()> {
-    let mut sql = String::from(
-        "CREATE TEMP TABLE IF NOT EXISTS change_pending (
-             n          INTEGER PRIMARY KEY,
-             tbl        TEXT NOT NULL,
-             k1         TEXT NOT NULL,
-             k2         TEXT,
-             op         TEXT NOT NULL,
-             old_status TEXT,
-             new_status TEXT
-         );\n",
-    );
+/// Creates the note function, the temp tables and the triggers on `conn`
+/// (once per connection).
+pub fn install(conn: &Connection, state: &State) -> rusqlite::Result<()> {
+    let notes = state.notes.clone();
+    conn.create_scalar_function(NOTE, 6, FunctionFlags::SQLITE_UTF8, move |ctx| {
+        let text = |i: usize| -> rusqlite::Result<Option<String>> {
+            Ok(ctx
+                .get_raw(i)
+                .as_str_or_null()
+                .map_err(|e| rusqlite::Error::UserFunctionError(Box::new(e)))?
+                .map(String::from))
+        };
+        let mut key = vec![text(1)?.unwrap_or_default()];
+        if let Some(k2) = text(2)? {
+            key.push(k2);
+        }
+        let note = Pending {
+            table: text(0)?.unwrap_or_default(),
+            key,
+            op: text(3)?.unwrap_or_default(),
+            old_status: text(4)?,
+            new_status: text(5)?,
+        };
+        notes.lock().unwrap_or_else(|p| p.into_inner()).push(note);
+        Ok(0)
+    })?;
+    let mut sql = String::new();
     for table in SHADOWED {
         // Noted too, so that `record` clears the copies after the write.
-        let note = format!(
-            "INSERT INTO temp.change_pending (tbl, k1, op) VALUES ('{table}', OLD.rowid, 's');"
-        );
+        let note = format!("SELECT {NOTE}('{table}', OLD.rowid, NULL, 's', NULL, NULL);");
         sql.push_str(&copy_on_delete(conn, table, Some(note))?);
     }
     for source in &SOURCES {
@@ -89,8 +128,7 @@ pub fn install(conn: &Connection) -> rusqlite::Result<()> {
         let note = |op: &str, row: &str, old: String, new: String| {
             let (k1, k2) = key(row);
             format!(
-                "INSERT INTO temp.change_pending (tbl, k1, k2, op, old_status, new_status) \
-                 VALUES ('{table}', {k1}, {k2}, '{op}', {old}, {new});",
+                "SELECT {NOTE}('{table}', {k1}, {k2}, '{op}', {old}, {new});",
                 table = source.table
             )
         };
@@ -155,25 +193,8 @@ struct Pending {
 
 /// Turns what the current write noted into change entries by `actor`; returns
 /// the last sequence appended, if any. Runs inside the write's savepoint.
-pub fn record(conn: &Connection, actor: &str, known: &Tenants) -> ApiResult<Option<u64>> {
-    let pending: Vec<Pending> = conn
-        .prepare_cached(
-            "SELECT tbl, k1, k2, op, old_status, new_status FROM temp.change_pending ORDER BY n",
-        )?
-        .query_map([], |row| {
-            let mut key = vec![row.get::<_, String>(1)?];
-            if let Some(k2) = row.get::<_, Option<String>>(2)? {
-                key.push(k2);
-            }
-            Ok(Pending {
-                table: row.get(0)?,
-                key,
-                op: row.get(3)?,
-                old_status: row.get(4)?,
-                new_status: row.get(5)?,
-            })
-        })?
-        .collect::<Result<_, _>>()?;
+pub fn record(conn: &Connection, actor: &str, state: &State) -> ApiResult<Option<u64>> {
+    let pending = std::mem::take(&mut *state.notes.lock().unwrap_or_else(|p| p.into_inner()));
     if pending.is_empty() {
         return Ok(None);
     }
@@ -223,7 +244,7 @@ pub fn record(conn: &Connection, actor: &str, known: &Tenants) -> ApiResult<Opti
     } else {
         "main.blobs".to_string()
     };
-    let mut tenants = known.lock();
+    let mut tenants = state.tenants.lock();
     let mut last = None;
     for id in order {
         let Some((Some(state), old_status, new_status)) = net.remove(&id) else {
@@ -263,8 +284,6 @@ pub fn record(conn: &Connection, actor: &str, known: &Tenants) -> ApiResult<Opti
         if state == Net::Deleted && table == "workspaces" {
             tenants.remove(&key[0]);
         }
-        let record = serde_json::to_string(&rendered.record)
-            .map_err(|e| crate::error::ApiError::internal(format!("rendering a change: {e}")))?;
         conn.prepare_cached(
             "INSERT INTO changes (event_id, type, entity_type, entity_id, feed, workspace_id, \
              client_tenant, vendor_tenant, actor, occurred_at, record) \
@@ -281,12 +300,10 @@ pub fn record(conn: &Connection, actor: &str, known: &Tenants) -> ApiResult<Opti
             vendor,
             actor,
             now,
-            record,
+            rendered.record,
         ])?;
         last = Some(conn.last_insert_rowid() as u64);
     }
-    conn.prepare_cached("DELETE FROM temp.change_pending")?
-        .execute([])?;
     if deletes {
         for table in SOURCES.iter().map(|s| s.table).chain(SHADOWED) {
             conn.execute(&format!("DELETE FROM {}", gone(table)), [])?;
@@ -310,10 +327,7 @@ fn verb(source: &Source, state: Net, old: Option<&str>, new: Option<&str>) -> &'
 
 /// The tenants owning a workspace's client and vendor organizations: who may
 /// read its records. A workspace deleted in this write is read from its copy.
-fn workspace_tenants(
-    conn: &Connection,
-    workspace: &str,
-) -> rusqlite::Result<(Option<String>, Option<String>)> {
+fn workspace_tenants(conn: &Connection, workspace: &str) -> rusqlite::Result<Parties> {
     let sql = |table: &str| {
         format!(
             "SELECT (SELECT audience FROM organizations WHERE id = w.client_id), \

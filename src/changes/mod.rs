@@ -350,17 +350,20 @@ pub fn read(conn: &Connection, viewer: &Viewer, query: &Query) -> ApiResult<Page
 /// Installs the change log's capture on the writer (see `db::writer::Capture`).
 #[derive(Default)]
 pub struct Capture {
-    /// Who may read each workspace's records, kept between writes.
-    tenants: capture::Tenants,
+    state: capture::State,
 }
 
 impl crate::db::writer::Capture for Capture {
     fn install(&self, conn: &Connection) -> rusqlite::Result<()> {
-        capture::install(conn)
+        capture::install(conn, &self.state)
     }
 
     fn record(&self, conn: &Connection, actor: &str) -> ApiResult<Option<u64>> {
-        capture::record(conn, actor, &self.tenants)
+        capture::record(conn, actor, &self.state)
+    }
+
+    fn discard(&self) {
+        capture::discard(&self.state)
     }
 
     fn head(&self, conn: &Connection) -> rusqlite::Result<u64> {

@@ -4,9 +4,10 @@
 //! table is covered exactly when it is listed here.
 
 use rusqlite::Connection;
-use serde_json::{Value, json};
+use serde_json::json;
 
-use crate::envelope::Entity;
+use crate::clock::format_ms;
+use crate::envelope::{Entity, v2_text};
 use crate::error::ApiResult;
 
 /// Which feed serves a record's changes.
@@ -36,8 +37,8 @@ pub struct Rendered {
     pub entity_id: String,
     pub feed: FeedName,
     pub workspace_id: Option<String>,
-    /// The envelope `{type, id, body, created_at, updated_at}`.
-    pub record: Value,
+    /// The envelope `{type, id, body, created_at, updated_at}`, as JSON.
+    pub record: String,
 }
 
 /// Reads the row of `table` with key `key`; `table` is the live table or the
@@ -75,14 +76,17 @@ pub const SOURCES: [Source; 7] = [
         key: &["id"],
         status: None,
         render: |conn, from, key| {
-            let org = crate::organizations::store::get_from(conn, &from.table, &key[0])?;
-            Ok(org.map(|org| Rendered {
+            let Some(org) = crate::organizations::store::get_from(conn, &from.table, &key[0])?
+            else {
+                return Ok(None);
+            };
+            Ok(Some(Rendered {
                 entity: "organization",
                 entity_type: crate::organizations::ENTITY_TYPE,
                 entity_id: org.id.clone(),
                 feed: FeedName::Workspaces,
                 workspace_id: None,
-                record: org.v2(),
+                record: org.v2_text()?,
             }))
         },
     },
@@ -91,14 +95,16 @@ pub const SOURCES: [Source; 7] = [
         key: &["id"],
         status: None,
         render: |conn, from, key| {
-            let ws = crate::workspaces::store::get_from(conn, &from.table, &key[0])?;
-            Ok(ws.map(|ws| Rendered {
+            let Some(ws) = crate::workspaces::store::get_from(conn, &from.table, &key[0])? else {
+                return Ok(None);
+            };
+            Ok(Some(Rendered {
                 entity: "workspace",
                 entity_type: crate::workspaces::ENTITY_TYPE,
                 entity_id: ws.id.clone(),
                 feed: FeedName::Workspaces,
                 workspace_id: Some(ws.id.clone()),
-                record: ws.v2(),
+                record: ws.v2_text()?,
             }))
         },
     },
@@ -107,24 +113,24 @@ pub const SOURCES: [Source; 7] = [
         key: &["id"],
         status: None,
         render: |conn, from, key| {
-            let item = crate::catalogs::store::get_from(conn, &from.table, &key[0])?;
-            Ok(item.map(|item| {
-                let mut body = item.body();
-                body["catalog"] = json!(item.catalog);
-                Rendered {
-                    entity: "catalogItem",
-                    entity_type: CATALOG_ITEM_TYPE,
-                    entity_id: item.id.clone(),
-                    feed: FeedName::Workspaces,
-                    workspace_id: Some(item.workspace_id.clone()),
-                    record: crate::envelope::v2(
-                        CATALOG_ITEM_TYPE,
-                        &item.id,
-                        body,
-                        item.created_at,
-                        item.updated_at,
-                    ),
-                }
+            let Some(item) = crate::catalogs::store::get_from(conn, &from.table, &key[0])? else {
+                return Ok(None);
+            };
+            let mut body = item.body();
+            body["catalog"] = json!(item.catalog);
+            Ok(Some(Rendered {
+                entity: "catalogItem",
+                entity_type: CATALOG_ITEM_TYPE,
+                entity_id: item.id.clone(),
+                feed: FeedName::Workspaces,
+                workspace_id: Some(item.workspace_id.clone()),
+                record: v2_text(
+                    CATALOG_ITEM_TYPE,
+                    &item.id,
+                    &body,
+                    &format_ms(item.created_at),
+                    &format_ms(item.updated_at),
+                )?,
             }))
         },
     },
@@ -133,14 +139,17 @@ pub const SOURCES: [Source; 7] = [
         key: &["id"],
         status: None,
         render: |conn, from, key| {
-            let link = crate::catalogs::synonyms::get_from(conn, &from.table, &key[0])?;
-            Ok(link.map(|link| Rendered {
+            let Some(link) = crate::catalogs::synonyms::get_from(conn, &from.table, &key[0])?
+            else {
+                return Ok(None);
+            };
+            Ok(Some(Rendered {
                 entity: "synonym",
                 entity_type: crate::catalogs::synonyms::ENTITY_TYPE,
                 entity_id: link.id.clone(),
                 feed: FeedName::Workspaces,
                 workspace_id: Some(link.workspace_id.clone()),
-                record: link.v2(),
+                record: link.v2_text()?,
             }))
         },
     },
@@ -159,13 +168,13 @@ pub const SOURCES: [Source; 7] = [
                 entity_id: doc.id.clone(),
                 feed: FeedName::Workspaces,
                 workspace_id: Some(doc.workspace_id.clone()),
-                record: crate::envelope::v2(
+                record: v2_text(
                     doc.kind.entity_type,
                     &doc.id,
-                    body,
-                    doc.created_at,
-                    doc.updated_at,
-                ),
+                    &body,
+                    &format_ms(doc.created_at),
+                    &format_ms(doc.updated_at),
+                )?,
             }))
         },
     },
@@ -174,15 +183,18 @@ pub const SOURCES: [Source; 7] = [
         key: &["id"],
         status: None,
         render: |conn, from, key| {
-            let found =
-                crate::attachments::store::get_from(conn, &from.table, &from.blobs, &key[0])?;
-            Ok(found.map(|a| Rendered {
+            let Some(a) =
+                crate::attachments::store::get_from(conn, &from.table, &from.blobs, &key[0])?
+            else {
+                return Ok(None);
+            };
+            Ok(Some(Rendered {
                 entity: "attachment",
                 entity_type: crate::attachments::ENTITY_TYPE,
                 entity_id: a.id.clone(),
                 feed: FeedName::Workspaces,
                 workspace_id: Some(a.workspace_id.clone()),
-                record: a.v2(),
+                record: a.v2_text()?,
             }))
         },
     },
@@ -199,20 +211,23 @@ pub const SOURCES: [Source; 7] = [
             };
             let found =
                 crate::locations::store::get_from(conn, &from.table, catalog.key(), &key[1])?;
+            let Some(loc) = found else {
+                return Ok(None);
+            };
             let (entity, entity_type) = location_names(catalog);
-            Ok(found.map(|loc| Rendered {
+            Ok(Some(Rendered {
                 entity,
                 entity_type,
-                entity_id: loc.client_code.clone(),
+                record: v2_text(
+                    entity_type,
+                    &loc.client_code,
+                    &loc,
+                    &loc.date_created,
+                    &loc.date_modified,
+                )?,
+                entity_id: loc.client_code,
                 feed: FeedName::Locations,
                 workspace_id: None,
-                record: json!({
-                    "type": entity_type,
-                    "id": loc.client_code,
-                    "body": loc,
-                    "created_at": loc.date_created,
-                    "updated_at": loc.date_modified,
-                }),
             }))
         },
     },

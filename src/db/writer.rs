@@ -32,6 +32,8 @@ pub trait Capture: Send + Sync + 'static {
     /// Records what the write just run by `actor` changed, inside its
     /// savepoint; returns the last change sequence it appended, if any.
     fn record(&self, conn: &Connection, actor: &str) -> ApiResult<Option<u64>>;
+    /// Forgets what a write that failed had changed (it was rolled back).
+    fn discard(&self);
     /// The last change sequence committed.
     fn head(&self, conn: &Connection) -> rusqlite::Result<u64>;
 }
@@ -46,6 +48,7 @@ impl Capture for NoCapture {
     fn record(&self, _: &Connection, _: &str) -> ApiResult<Option<u64>> {
         Ok(None)
     }
+    fn discard(&self) {}
     fn head(&self, _: &Connection) -> rusqlite::Result<u64> {
         Ok(0)
     }
@@ -263,6 +266,9 @@ fn commit_batch(conn: &Connection, capture: &dyn Capture, batch: &mut Vec<Job>) 
         }
         let mut keep = job.run(conn);
         let mut recorded = None;
+        if !keep {
+            capture.discard();
+        }
         if keep && !conn.is_autocommit() {
             match capture.record(conn, job.actor()) {
                 Ok(last) => recorded = last,
@@ -274,6 +280,7 @@ fn commit_batch(conn: &Connection, capture: &dyn Capture, batch: &mut Vec<Job>) 
             }
         }
         if conn.is_autocommit() {
+            capture.discard();
             // SQLite abandoned the transaction: nothing of this batch so far is stored.
             let lost = ApiError::StorageFull;
             log::error!(
