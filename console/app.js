@@ -242,8 +242,21 @@ function hashWith(base, params) {
 }
 
 let renderToken = 0;
+const leaving = [];
+
+/** `stop()` is called when the page leaves the current view (e.g. to end its live stream). */
+function onLeave(stop) {
+  leaving.push(stop);
+}
 
 async function render() {
+  for (const stop of leaving.splice(0)) {
+    try {
+      stop();
+    } catch (err) {
+      console.error(err);
+    }
+  }
   const token = ++renderToken;
   const alive = () => token === renderToken;
   const { parts, query } = currentRoute();
@@ -727,8 +740,19 @@ class CatalogNames {
       const map = new Map(lists[i].map((envelope) => [envelope.id, envelope.body]));
       this.records.set(catalog, map);
     });
+    await this.ensure(wanted);
+  }
+
+  /** Whether every id of `wanted` ({catalog: [ids]}) has its record here. */
+  knows(wanted) {
+    return Object.entries(wanted).every(([catalog, ids]) => ids.every((id) => !id || this.records.get(catalog)?.has(id)));
+  }
+
+  /** Fetches the records of `wanted` not here yet, one by one (a live change may name new ones). */
+  async ensure(wanted) {
     const missing = [];
     for (const [catalog, ids] of Object.entries(wanted)) {
+      if (!this.records.has(catalog)) this.records.set(catalog, new Map());
       for (const id of new Set(ids.filter(Boolean))) if (!this.records.get(catalog).has(id)) missing.push([catalog, id]);
     }
     await Promise.all(
@@ -737,10 +761,18 @@ class CatalogNames {
           (body) => this.records.get(catalog).set(id, body),
           (err) => {
             if (err.status !== 404) throw err;
+            this.records.get(catalog).set(id, null); // not to be asked again
           },
         ),
       ),
     );
+  }
+
+  /** Keeps a record the change feed brought (`catalog` as its body names it). */
+  put(catalog, id, body) {
+    if (!catalog || !id) return;
+    if (!this.records.has(catalog)) this.records.set(catalog, new Map());
+    this.records.get(catalog).set(id, body);
   }
 
   /** The record's name (else its xref, else a short id). */
@@ -868,64 +900,217 @@ function cargoText(cargo, names) {
 async function jobView(view, workspaceId, jobId, alive) {
   const ws = `/workspaces/${encodeURIComponent(workspaceId)}`;
   const base = `${ws}/jobs/${encodeURIComponent(jobId)}`;
-  const [workspace, job, lpi, quantity, quality, timelog, files] = await Promise.all([
-    api.get(ws),
-    api.get(base),
-    api.get(`${base}/load-port-information`),
-    api.get(`${base}/quantity`),
-    api.get(`${base}/quality`),
-    api.get(`${base}/timelog`),
-    api.get(`${base}/files`),
-  ]);
+  const changes = `/v2/workspaces/${encodeURIComponent(workspaceId)}/changes`;
+  // The feed's head before the lists are read: the live stream goes on from
+  // there, so no change made in between is missed (one seen in a list and again
+  // in the stream is applied twice, to the same end).
+  const cursor = await api.get(changes, { since: 'now', limit: 1, types: LIVE_TYPES.join(',') }).then(
+    (page) => page.next,
+    (err) => {
+      if (err.status === 401) throw err;
+      console.error(err);
+      return null;
+    },
+  );
+  const lists = () =>
+    Promise.all([
+      api.get(base),
+      api.get(`${base}/load-port-information`),
+      api.get(`${base}/quantity`),
+      api.get(`${base}/quality`),
+      api.get(`${base}/timelog`),
+      api.get(`${base}/files`),
+    ]);
+  const [workspace, [job, lpi, quantity, quality, timelog, files]] = await Promise.all([api.get(ws), lists()]);
   const names = new CatalogNames(workspaceId);
-  const measurementUoms = (docs) => docs.flatMap((d) => (d.body.measurements ?? []).map((m) => m.uom));
-  const [org] = await Promise.all([
-    organizationLabels([job.client, job.vendor]),
-    names.load({
-      locations: [job.location, ...lpi.map((d) => d.body.portOfLoading)],
-      products: [job.cargo?.product],
-      uom: [job.cargo?.uom, ...measurementUoms(lpi), ...measurementUoms(quantity), ...quantity.map((d) => d.body.meanTemp?.uom)],
-      transports: job.transports ?? [],
-      eventTypes: timelog.map((d) => d.body.type),
-      vcfTable: quantity.map((d) => d.body.vcfTable),
-    }),
-  ]);
+  // Everything of the job the page shows, by kind: {id, body} by id (the job: its body).
+  const state = { job, docs: {}, files: null };
+  const setDocs = (lists) => {
+    for (const [kind, docs] of Object.entries(lists)) state.docs[kind] = new Map(docs.map((d) => [d.id, d]));
+  };
+  setDocs({ loadPortInformation: lpi, quantityResult: quantity, qualityResult: quality, timelog });
+  const docs = (kind) => [...state.docs[kind].values()];
+  const wanted = () => {
+    const j = state.job;
+    const measurementUoms = (list) => list.flatMap((d) => (d.body.measurements ?? []).map((m) => m.uom));
+    const lpiDocs = docs('loadPortInformation');
+    const quantityDocs = docs('quantityResult');
+    return {
+      locations: [j.location, ...lpiDocs.map((d) => d.body.portOfLoading)],
+      products: [j.cargo?.product],
+      uom: [j.cargo?.uom, ...measurementUoms(lpiDocs), ...measurementUoms(quantityDocs), ...quantityDocs.map((d) => d.body.meanTemp?.uom)],
+      transports: j.transports ?? [],
+      eventTypes: docs('timelog').map((d) => d.body.type),
+      vcfTable: quantityDocs.map((d) => d.body.vcfTable),
+    };
+  };
+  const [org] = await Promise.all([organizationLabels([job.client, job.vendor]), names.load(wanted())]);
   if (!alive()) return;
 
-  const title = job.xref || job.refNumber || `Job ${shortId(jobId)}`;
-  const requested = Object.entries(job.requested ?? {}).filter(([, on]) => on).map(([what]) => what);
+  const indicator = liveIndicator();
+  const header = h('div');
+  const details = h('div', { class: 'card' });
+  const sections = {
+    loadPortInformation: section('Load port information'),
+    quantityResult: section('Quantity'),
+    qualityResult: section('Quality'),
+    timelog: section('Time log'),
+  };
   const filesSection = section('Attachments');
-  view.replaceChildren(
-    pageHeader(title, {
-      crumbs: [['Workspaces', '#/workspaces'], [workspace.body.description || shortId(workspaceId), `#/workspaces/${encodeURIComponent(workspaceId)}`], [title]],
-      subtitle: h('span', {}, statusBadge(job.status), ' ', job.activity ? `${job.activity} · ` : '', names.name('locations', job.location) || 'no location'),
-    }),
-    h(
-      'div',
-      { class: 'card' },
+  const renderJob = () => {
+    const j = state.job;
+    const title = j.xref || j.refNumber || `Job ${shortId(jobId)}`;
+    const requested = Object.entries(j.requested ?? {}).filter(([, on]) => on).map(([what]) => what);
+    header.replaceChildren(
+      pageHeader(title, {
+        crumbs: [['Workspaces', '#/workspaces'], [workspace.body.description || shortId(workspaceId), `#/workspaces/${encodeURIComponent(workspaceId)}`], [title]],
+        subtitle: h('span', {}, statusBadge(j.status), ' ', j.activity ? `${j.activity} · ` : '', names.name('locations', j.location) || 'no location'),
+        actions: [indicator.el],
+      }),
+    );
+    details.replaceChildren(
       definitionList([
-        ['Status', statusBadge(job.status)],
-        ['Activity', job.activity],
-        ['ETA', fmt.dateTime(job.eta)],
-        ['ETC', fmt.dateTime(job.etc)],
-        ['Location', names.name('locations', job.location)],
-        ['Cargo', cargoText(job.cargo, names)],
-        ['Transport', (job.transports ?? []).map((t) => names.name('transports', t)).join(', ')],
+        ['Status', statusBadge(j.status)],
+        ['Activity', j.activity],
+        ['ETA', fmt.dateTime(j.eta)],
+        ['ETC', fmt.dateTime(j.etc)],
+        ['Location', names.name('locations', j.location)],
+        ['Cargo', cargoText(j.cargo, names)],
+        ['Transport', (j.transports ?? []).map((t) => names.name('transports', t)).join(', ')],
         ['Requested', requested.length ? requested.map((r) => badge(r, 'info')) : 'nothing'],
-        ['Reference', job.refNumber],
-        ['Trip number', job.tripNumber],
-        ['Client', org(job.client)],
-        ['Vendor', org(job.vendor)],
-        ['Notes', job.notes ? h('span', { class: 'prewrap' }, job.notes) : null],
+        ['Reference', j.refNumber],
+        ['Trip number', j.tripNumber],
+        ['Client', org(j.client)],
+        ['Vendor', org(j.vendor)],
+        ['Notes', j.notes ? h('span', { class: 'prewrap' }, j.notes) : null],
       ]),
-    ),
-    section('Load port information', loadPortInformation(lpi, names)),
-    section('Quantity', quantityComparison(quantity, names)),
-    section('Quality', qualityTable(quality)),
-    section('Time log', timeline(timelog, names)),
-    filesSection,
-  );
-  attachments(filesSection, `${base}/files`, files);
+    );
+  };
+  const RENDER = {
+    loadPortInformation: () => loadPortInformation(docs('loadPortInformation'), names),
+    quantityResult: () => quantityComparison(docs('quantityResult'), names),
+    qualityResult: () => qualityTable(docs('qualityResult')),
+    timelog: () => timeline(docs('timelog'), names),
+  };
+  const renderKind = (kind) => {
+    // Everything but the section's heading is drawn anew.
+    const card = sections[kind];
+    card.replaceChildren(card.firstElementChild);
+    append(card, [RENDER[kind]()]);
+  };
+  const renderAll = () => {
+    renderJob();
+    for (const kind of Object.keys(sections)) renderKind(kind);
+  };
+  renderAll();
+  view.replaceChildren(header, details, ...Object.values(sections), filesSection);
+  const filesList = attachments(filesSection, `${base}/files`, files);
+
+  // ---- Live: the workspace's changes, those of this job applied in place.
+  const changed = (kind, id) => {
+    if (kind === 'job') renderJob();
+    else renderKind(kind);
+    if (id) flashRow(kind === 'job' ? details : sections[kind], id);
+  };
+  // Names of catalog records the lists did not hold: fetched, then drawn again.
+  const named = (kind, id) => {
+    changed(kind, id);
+    if (names.knows(wanted())) return;
+    names.ensure(wanted()).then(
+      () => alive() && changed(kind, null),
+      (err) => console.error(err),
+    );
+  };
+  const apply = (change) => {
+    const record = change.record;
+    const [entity, verb] = String(change.type).split('.');
+    if (!record || !verb) return;
+    if (entity === 'catalogItem') {
+      if (verb !== 'deleted') names.put(record.body?.catalog, record.id, record.body);
+      if (verb === 'updated') renderAll();
+      return;
+    }
+    if (entity === 'job') {
+      if (record.id !== jobId) return;
+      if (verb === 'deleted') {
+        live.stop();
+        indicator.set('stopped');
+        messages.replaceChildren(message('warning', 'This job was deleted', `${change.actor ? `${change.actor} deleted it` : 'It was deleted'} at ${fmt.dateTime(change.occurred_at)}; what the page shows is its last state.`));
+        return;
+      }
+      state.job = record.body;
+      named('job', null);
+      return;
+    }
+    if (entity === 'attachment') {
+      const mine = record.body?.document === jobId;
+      if (verb === 'deleted' || !mine) filesList.remove(record.id);
+      else filesList.put(fileDescriptor(record), verb === 'created');
+      return;
+    }
+    const list = state.docs[entity];
+    if (!list) return;
+    if (verb === 'deleted' || record.body?.parent !== jobId) {
+      if (list.delete(record.id)) renderKind(entity);
+      return;
+    }
+    list.set(record.id, { id: record.id, body: record.body });
+    named(entity, record.id);
+  };
+  // 410 cursor_expired: the changes since the cursor are gone; read the lists again.
+  const reload = async () => {
+    const [freshJob, freshLpi, freshQuantity, freshQuality, freshTimelog, freshFiles] = await lists();
+    if (!alive()) return;
+    state.job = freshJob;
+    setDocs({ loadPortInformation: freshLpi, quantityResult: freshQuantity, qualityResult: freshQuality, timelog: freshTimelog });
+    await names.ensure(wanted());
+    if (!alive()) return;
+    renderAll();
+    filesList.replace(freshFiles);
+  };
+  const live = api.follow(changes, {
+    since: cursor,
+    types: LIVE_TYPES,
+    onChange: (change) => alive() && apply(change),
+    onState: (s, err) => indicator.set(s, err),
+    onExpired: reload,
+  });
+  onLeave(() => live.stop());
+}
+
+/** The change types a job's page follows: its documents and files, and the names they use. */
+const LIVE_TYPES = ['job.*', 'loadPortInformation.*', 'quantityResult.*', 'qualityResult.*', 'timelog.*', 'attachment.*', 'catalogItem.*'];
+
+/** The older `files` descriptor of an attachment record of the change feed. */
+function fileDescriptor(record) {
+  const b = record.body ?? {};
+  return { id: record.id, caption: b.caption, location: b.location, body: { format: b.format, size: b.size, sha256: b.sha256 } };
+}
+
+/** Marks what a change touched for a moment (a row, a time log entry) in `root`. */
+function flashRow(root, id) {
+  for (const el of root.querySelectorAll(`[data-id="${CSS.escape(id)}"]`)) el.classList.add('live-changed');
+}
+
+/** The small "live" mark of a page following the change feed: connected, reconnecting, off. */
+function liveIndicator() {
+  const LABELS = { connecting: 'Connecting…', live: 'Live', reconnecting: 'Reconnecting…', failed: 'Not live', stopped: 'Not live' };
+  const text = h('span', { class: 'live-text' });
+  const el = h('span', { class: 'live', role: 'status', 'data-testid': 'live' }, h('span', { class: 'live-dot', 'aria-hidden': 'true' }), text);
+  const set = (state, err) => {
+    el.dataset.state = state;
+    text.textContent = LABELS[state] ?? state;
+    el.title =
+      state === 'live'
+        ? 'Changes made elsewhere appear here as they happen.'
+        : err
+          ? `${LABELS[state]}: ${err.message}`
+          : state === 'connecting' || state === 'reconnecting'
+            ? 'Connecting to the change feed…'
+            : 'Changes made elsewhere are not shown until the page is loaded again.';
+  };
+  set('connecting');
+  return { el, set };
 }
 
 function loadPortInformation(docs, names) {
@@ -1106,7 +1291,11 @@ function attachments(container, collection, initial) {
   const button = h('button', { type: 'submit', class: 'button button-primary' }, 'Upload');
   const form = h('form', { class: 'upload', 'aria-label': 'Upload an attachment' }, field('Attach a file', input), button, h('div', { class: 'upload-meter' }, progress, status));
 
-  const show = (files) => {
+  // The files shown, by id, in the order they came (the list's, then new ones last).
+  let current = new Map();
+  let changedId = null;
+  const show = () => {
+    const files = [...current.values()];
     if (!files.length) {
       list.replaceChildren(empty('No attachments yet.'));
       return;
@@ -1148,8 +1337,14 @@ function attachments(container, collection, initial) {
       );
     });
     list.replaceChildren(table(['Name', 'Type', 'Size', 'SHA-256', ''], rows, { label: 'Attachments', class: 'files-table' }));
+    if (changedId) flashRow(list, changedId);
+    changedId = null;
   };
-  const refresh = async () => show(await api.get(collection));
+  const replace = (files) => {
+    current = new Map(files.map((f) => [f.id, f]));
+    show();
+  };
+  const refresh = async () => replace(await api.get(collection));
 
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
@@ -1185,5 +1380,18 @@ function attachments(container, collection, initial) {
   });
 
   append(container, [list, form]);
-  show(initial);
+  replace(initial);
+  return {
+    replace,
+    /** A file added or changed elsewhere (the change feed); `fresh` marks it for a moment. */
+    put(file, fresh) {
+      current.set(file.id, file);
+      if (fresh) changedId = file.id;
+      show();
+    },
+    /** A file deleted elsewhere. */
+    remove(id) {
+      if (current.delete(id)) show();
+    },
+  };
 }

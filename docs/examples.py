@@ -6,11 +6,16 @@ an order that makes each call succeed, and records what went over the wire.
 Usage: python3 docs/examples.py [BINARY]   (default target/debug/quayside)
 """
 
+import hashlib
+import hmac
+import http.server
 import json
 import os
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -127,8 +132,11 @@ def shorten(value):
 def main():
     work = tempfile.mkdtemp()
     env = dict(os.environ, QUAYSIDE_ADMIN_PASSWORD=PASSWORD, QUAYSIDE_PBKDF2_ITERATIONS="1000")
+    # Webhooks go to a receiver of this script on 127.0.0.1, so the server
+    # allows private targets, and retries after 200 ms instead of 30 s.
     server = subprocess.Popen(
-        [BINARY, "serve", "--listen", "127.0.0.1:0", "--data", os.path.join(work, "examples.db")],
+        [BINARY, "serve", "--listen", "127.0.0.1:0", "--data", os.path.join(work, "examples.db"),
+         "--webhook-allow-private", "--webhook-retry-base-ms", "200"],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, text=True)
     try:
         base = server.stdout.readline().strip().removeprefix("quayside listening on ")
@@ -140,6 +148,98 @@ def main():
 
 def alias(pattern, path):
     PATTERNS_BY_PATH[path] = pattern
+
+
+# The signature check of docs/api.md ("Verifying a delivery"), run on every
+# delivery the receiver below gets.
+def verify(secret: str, body: bytes, header: str, tolerance: int = 300) -> bool:
+    parts = [part.split("=", 1) for part in header.split(",")]
+    timestamp = next((v for k, v in parts if k == "t"), None)
+    if timestamp is None or abs(time.time() - int(timestamp)) > tolerance:
+        return False
+    signed = timestamp.encode() + b"." + body
+    expected = hmac.new(secret.encode(), signed, hashlib.sha256).hexdigest()
+    return any(hmac.compare_digest(expected, v) for k, v in parts if k == "v1")
+
+
+class Receiver(http.server.BaseHTTPRequestHandler):
+    """A webhook receiver: fails its first delivery (500), accepts the rest."""
+
+    received = []
+
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        Receiver.received.append((self.headers["Quayside-Signature"], body))
+        self.send_response(500 if len(Receiver.received) == 1 else 204)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, *args):
+        pass
+
+
+WEBHOOK_CURL = """```sh
+BASE=http://127.0.0.1:8080; AUTH="Authorization: Bearer $KEY"; JSON="Content-Type: application/json"
+curl -s -X POST $BASE/v2/webhooks -H "$AUTH" -H "$JSON" \\
+     -d '{"body": {"url": "https://erp.example.com/quayside", "event_types": ["qualityResult.*"]}}'
+curl -s $BASE/v2/webhooks -H "$AUTH"
+curl -s $BASE/v2/webhooks/$HOOK -H "$AUTH"
+curl -s -X PATCH $BASE/v2/webhooks/$HOOK -H "$AUTH" -H "$JSON" -d '{"body": {"active": true}}'
+curl -s -X POST $BASE/v2/webhooks/$HOOK/rotate-secret -H "$AUTH"
+curl -s "$BASE/v2/webhooks/$HOOK/deliveries?filter%5Bbody.outcome%5D=failed" -H "$AUTH"
+curl -s -X POST $BASE/v2/webhooks/$HOOK/deliveries/$DELIVERY/redeliver -H "$AUTH"
+curl -s -X DELETE $BASE/v2/webhooks/$HOOK -H "$AUTH"
+```
+"""
+
+
+def webhooks(r):
+    receiver = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
+    threading.Thread(target=receiver.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{receiver.server_address[1]}/quayside"
+    r.section("Webhooks", "Deliveries go to a receiver of the generating script that fails the first "
+              "attempt; the server ran with `--webhook-allow-private` to reach it on 127.0.0.1. "
+              "See [api.md](api.md#webhooks) for signatures, retries and the rules of targets. "
+              "The same routes with curl:\n\n" + WEBHOOK_CURL)
+    alias("/v2/webhooks", "/v2/webhooks")
+    hook = r.call("POST", "/v2/webhooks",
+                  {"body": {"url": url, "event_types": ["organization.*", "job.created"],
+                            "description": "Our ERP"}},
+                  note="The secret is in this answer only (and in rotate-secret's).")
+    r.call("POST", "/v2/webhooks", {"body": {"url": "ftp://erp.example.com/in"}},
+           note="Refused: not http or https. A host that resolves to a private address is refused the same "
+                "way unless the server runs with `--webhook-allow-private`.")
+    path = f"/v2/webhooks/{hook['id']}"
+    alias("/v2/webhooks/{webhook_id}", path)
+    rotate = f"{path}/rotate-secret"
+    alias("/v2/webhooks/{webhook_id}/rotate-secret", rotate)
+    rotated = r.call("POST", rotate, note="A new secret; the previous one also signs deliveries for 24 hours.")
+    r.call("POST", "/v2/organizations", {"body": {"name": "Webhook Demo Lines"}},
+           note="A change the webhook is for.")
+    deliveries = f"{path}/deliveries"
+    alias("/v2/webhooks/{webhook_id}/deliveries", deliveries)
+    deadline = time.time() + 20
+    while len(Receiver.received) < 2:
+        if time.time() > deadline:
+            raise SystemExit("the webhook was not delivered")
+        time.sleep(0.05)
+    for header, body in Receiver.received:
+        if not (verify(rotated["body"]["secret"], body, header) and verify(hook["body"]["secret"], body, header)):
+            raise SystemExit("a delivery's signature does not verify")
+    attempts = None
+    while not attempts or len(attempts) < 2:
+        time.sleep(0.05)
+        attempts = json.loads(urllib.request.urlopen(urllib.request.Request(
+            r.base + deliveries, headers={"Authorization": f"Bearer {r.key}"})).read())
+    r.call("GET", deliveries, note="Newest first: the 500, then the retry that got through.")
+    redeliver = f"{deliveries}/{attempts[0]['id']}/redeliver"
+    alias("/v2/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver", redeliver)
+    r.call("POST", redeliver, note="Sends that change once more, in the webhook's turn; the cursor stays.")
+    r.call("PATCH", path, {"body": {"active": False, "description": "Paused for maintenance"}})
+    r.call("GET", path)
+    r.call("GET", "/v2/webhooks")
+    r.call("DELETE", path)
+    receiver.shutdown()
 
 
 def run(r):
@@ -308,6 +408,23 @@ def run(r):
     r.call("DELETE", wp, note="Refused while the workspace holds documents.")
     r.call("DELETE", v2p)
     r.call("DELETE", f"/v2/organizations/{spare['id']}")
+
+    r.section("Changes", "The change log's three feeds. A live stream (`Accept: text/event-stream`) is shown in "
+              "[api.md](api.md#changes).\n")
+    alias("/v2/changes", "/v2/changes")
+    r.call("GET", "/v2/changes?limit=3", note="From the start of the log, three at a time; pass `next` back as `since`.")
+    changes_path = f"/v2/workspaces/{ws['id']}/changes"
+    alias("/v2/workspaces/{workspace_id}/changes", changes_path)
+    r.call("GET", f"{changes_path}?types=qualityResult.*,timelog.deleted&limit=2",
+           note="One workspace's changes, only some types.")
+    alias("/api/rest/1.0/changes", "/api/rest/1.0/changes")
+    head = r.call("GET", "/api/rest/1.0/changes?since=now", note="`since=now`: no changes, and the cursor of the head.")
+    r.call("GET", f"/api/rest/1.0/changes?since={head['next']}&wait=1",
+           note="Long-poll: nothing came within the second asked for.")
+    r.call("GET", "/api/rest/1.0/changes?since=999999",
+           note="A cursor outside what the log keeps: list again, then continue from `next`.")
+
+    webhooks(r)
 
     r.section("Health, OpenAPI, logout")
     alias("/healthz", "/healthz")

@@ -38,6 +38,11 @@ pub struct Settings {
     pub pbkdf2_iterations: u32,
     /// Largest upload body (files and attachments).
     pub max_upload_bytes: u64,
+    /// A live change stream sends a comment at least this often, and checks
+    /// the caller's session as often.
+    pub changes_heartbeat: Duration,
+    /// Webhooks may target loopback and private addresses (`--webhook-allow-private`).
+    pub webhook_allow_private: bool,
 }
 
 impl Default for Settings {
@@ -47,6 +52,8 @@ impl Default for Settings {
             session_max: Duration::from_secs(7 * 24 * 3600),
             pbkdf2_iterations: crate::auth::password::DEFAULT_ITERATIONS,
             max_upload_bytes: 256 * 1024 * 1024,
+            changes_heartbeat: Duration::from_secs(15),
+            webhook_allow_private: false,
         }
     }
 }
@@ -295,7 +302,22 @@ impl Ctx {
     /// Whether the caller's session still holds (a live stream checks it
     /// between events, so a logout or an expiry ends the stream).
     pub async fn still_signed_in(&self) -> bool {
-        self.app.sessions.authenticate(&self.req).await.is_ok()
+        let Ok(found) = self.app.sessions.authenticate(&self.req).await else {
+            return false;
+        };
+        // A session taken from a cache the store has moved past is confirmed
+        // in the store, as a handler's first read would.
+        match found.recheck {
+            None => true,
+            Some(hash) => {
+                let guard = self.app.sessions.guard(hash);
+                self.app
+                    .db
+                    .read(move |conn, at| guard.confirm(conn, at))
+                    .await
+                    .is_ok()
+            }
+        }
     }
 }
 

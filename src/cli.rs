@@ -12,6 +12,7 @@ use log::LevelFilter;
 use crate::app::{App, Settings};
 use crate::auth::{accounts, password};
 use crate::error::BoxError;
+use crate::http::client::{Client, ClientOptions};
 use crate::{clock, db};
 
 /// What a command answers: an error is printed with its whole source chain
@@ -105,12 +106,32 @@ struct ServeArgs {
     /// Seconds the change log keeps an entry, instead of days (tests).
     #[arg(long, hide = true)]
     changes_retention_secs: Option<u64>,
+    /// Milliseconds between heartbeats of an idle live change stream.
+    #[arg(long, hide = true, default_value_t = 15_000)]
+    changes_heartbeat_ms: u64,
     /// How often retention runs, in milliseconds.
     #[arg(long, hide = true, default_value_t = 3_600_000)]
     changes_trim_every_ms: u64,
     /// PBKDF2 iterations for new hashes (lowered only to make tests fast).
     #[arg(long, hide = true, env = "QUAYSIDE_PBKDF2_ITERATIONS", default_value_t = password::DEFAULT_ITERATIONS)]
     pbkdf2_iterations: u32,
+    /// Let webhooks target loopback, private, link-local, unique-local and CGNAT
+    /// addresses (refused by default: server-side request forgery).
+    #[arg(long)]
+    webhook_allow_private: bool,
+    /// For https webhooks, trust only the CA certificates in this PEM file
+    /// instead of the system's.
+    #[arg(long)]
+    webhook_ca_file: Option<PathBuf>,
+    /// Wait after a webhook's first failed attempt, in ms; doubled after each further one.
+    #[arg(long, hide = true, default_value_t = 30_000)]
+    webhook_retry_base_ms: u64,
+    /// Seconds a change may keep failing before its webhook is disabled.
+    #[arg(long, hide = true, default_value_t = 3 * 24 * 3600)]
+    webhook_retry_max_secs: u64,
+    /// Milliseconds one webhook delivery may take in all (resolve, connect, answer).
+    #[arg(long, hide = true, default_value_t = 10_000)]
+    webhook_timeout_ms: u64,
 }
 
 impl ServeArgs {
@@ -184,6 +205,8 @@ fn serve(data: &Path, args: ServeArgs) -> CliResult {
         session_max: Duration::from_secs(args.session_max_secs.max(1)),
         pbkdf2_iterations: args.pbkdf2_iterations,
         max_upload_bytes: args.max_upload_mb.max(1) * 1024 * 1024,
+        changes_heartbeat: Duration::from_millis(args.changes_heartbeat_ms.max(1)),
+        webhook_allow_private: args.webhook_allow_private,
     };
     ensure_first_admin(data, settings.pbkdf2_iterations)?;
     limit_malloc_arenas();
@@ -196,6 +219,17 @@ fn serve(data: &Path, args: ServeArgs) -> CliResult {
         .build()
         .map_err(|e| format!("cannot start the runtime: {e}"))?;
     runtime.block_on(async {
+        // Read the CA file (or the system's roots) before accepting anything.
+        let webhooks = crate::webhooks::deliver::Config {
+            client: Client::new(&ClientOptions {
+                allow_private: args.webhook_allow_private,
+                ca_file: args.webhook_ca_file.clone(),
+                timeout: Duration::from_millis(args.webhook_timeout_ms.max(1)),
+            })
+            .map_err(|e| format!("webhooks: {e}"))?,
+            retry_base: Duration::from_millis(args.webhook_retry_base_ms.max(1)),
+            retry_max: Duration::from_secs(args.webhook_retry_max_secs),
+        };
         let database = db::Db::open(
             data,
             args.readers.max(1),
@@ -215,6 +249,11 @@ fn serve(data: &Path, args: ServeArgs) -> CliResult {
             database.clone(),
             args.changes_retention(),
             Duration::from_millis(args.changes_trim_every_ms.max(1)),
+            app.closing(),
+        ));
+        let deliveries = tokio::spawn(crate::webhooks::deliver::run(
+            database.clone(),
+            webhooks,
             app.closing(),
         ));
         let stopping = app.clone();
@@ -241,6 +280,9 @@ fn serve(data: &Path, args: ServeArgs) -> CliResult {
         .await;
         app.shut_down();
         let _ = retention.await;
+        if let Err(err) = deliveries.await {
+            log::error!("the webhook worker ended abnormally: {err}");
+        }
         let closing = database.clone();
         tokio::task::spawn_blocking(move || closing.close())
             .await

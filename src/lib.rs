@@ -23,6 +23,7 @@ pub mod openapi;
 pub mod organizations;
 pub mod routes;
 pub mod validate;
+pub mod webhooks;
 pub mod workspaces;
 
 pub use app::{App, Settings};

@@ -15,7 +15,8 @@ use crate::openapi::op::{Op, tags::SERVICE};
 use crate::openapi::schema::schema_ref;
 use crate::openapi::{self, Operation};
 use crate::{
-    attachments, auth, catalogs, changes, console, documents, locations, organizations, workspaces,
+    attachments, auth, catalogs, changes, console, documents, locations, organizations, webhooks,
+    workspaces,
 };
 
 /// Every route, with `GET /openapi.json` serving the document rendered from them.
@@ -32,6 +33,7 @@ pub fn table() -> Vec<Endpoint> {
     table.extend(catalogs::routes::synonym_routes());
     table.extend(organizations::routes::routes());
     table.extend(changes::routes::routes());
+    table.extend(webhooks::routes::routes());
     let rendered = openapi::document(operations(&table));
     let bytes = serde_json::to_vec(&rendered).expect("the OpenAPI document serializes");
     let _ = document.set(Bytes::from(bytes));

@@ -46,7 +46,11 @@ pub fn install(conn: &Connection) -> rusqlite::Result<()> {
          );\n",
     );
     for table in SHADOWED {
-        sql.push_str(&copy_on_delete(conn, table, None)?);
+        // Noted too, so that `record` clears the copies after the write.
+        let note = format!(
+            "INSERT INTO temp.change_pending (tbl, k1, op) VALUES ('{table}', OLD.rowid, 's');"
+        );
+        sql.push_str(&copy_on_delete(conn, table, Some(note))?);
     }
     for source in &SOURCES {
         let key = |row: &str| {
@@ -163,7 +167,12 @@ pub fn record(conn: &Connection, actor: &str) -> ApiResult<Option<u64>> {
         let op = match p.op.as_str() {
             "c" => Net::Created,
             "u" => Net::Updated,
-            _ => Net::Deleted,
+            "d" => Net::Deleted,
+            // A shadowed table's delete: no entry, but its copy is cleared below.
+            _ => {
+                deletes = true;
+                continue;
+            }
         };
         deletes |= op == Net::Deleted;
         match net.get_mut(&id) {
@@ -297,5 +306,100 @@ fn workspace_tenants(
             .query_row([workspace], |row| Ok((row.get(0)?, row.get(1)?)))
             .optional()?
             .unwrap_or((None, None))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use rusqlite::Connection;
+
+    use crate::db::Db;
+    use crate::error::ApiError;
+
+    fn open() -> (tempfile::TempDir, Db) {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(
+            &dir.path().join("capture.db"),
+            2,
+            None,
+            Arc::new(crate::changes::Capture),
+        )
+        .unwrap();
+        (dir, db)
+    }
+
+    fn org(conn: &Connection, id: &str, name: &str) -> rusqlite::Result<usize> {
+        conn.execute(
+            "INSERT INTO organizations (id, name, name_folded, audience, created_at, updated_at) \
+             VALUES (?1, ?2, lower(?2), 't', 1, 1)",
+            [id, name],
+        )
+    }
+
+    async fn log(db: &Db) -> Vec<(String, String, String, String)> {
+        db.read(|conn, _| {
+            Ok(conn
+                .prepare("SELECT type, entity_id, actor, record FROM changes ORDER BY seq")?
+                .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
+                .collect::<Result<_, _>>()?)
+        })
+        .await
+        .unwrap()
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn one_entry_per_record_with_the_net_effect_of_the_write() {
+        let (_dir, db) = open();
+        let actor: Arc<str> = Arc::from("alice");
+        // Created and renamed in one write: one `created`, as it ended.
+        db.write_as(actor.clone(), |conn| {
+            org(conn, "a", "First")?;
+            conn.execute(
+                "UPDATE organizations SET name = 'Renamed' WHERE id = 'a'",
+                [],
+            )?;
+            // Created and removed in the same write: nothing happened.
+            org(conn, "b", "Fleeting")?;
+            conn.execute("DELETE FROM organizations WHERE id = 'b'", [])?;
+            Ok(())
+        })
+        .await
+        .unwrap();
+        // A write that fails leaves no entry.
+        let failed = db
+            .write_as(actor.clone(), |conn| {
+                org(conn, "c", "Refused")?;
+                Err::<(), _>(ApiError::conflict("test", "refused"))
+            })
+            .await;
+        assert!(failed.is_err());
+        // A delete carries the record as it last was.
+        db.write_as(actor.clone(), |conn| {
+            conn.execute("DELETE FROM organizations WHERE id = 'a'", [])?;
+            Ok(())
+        })
+        .await
+        .unwrap();
+        let entries = log(&db).await;
+        let summary: Vec<(&str, &str, &str)> = entries
+            .iter()
+            .map(|(t, id, actor, _)| (t.as_str(), id.as_str(), actor.as_str()))
+            .collect();
+        assert_eq!(
+            summary,
+            [
+                ("organization.created", "a", "alice"),
+                ("organization.deleted", "a", "alice")
+            ]
+        );
+        for (_, _, _, record) in &entries {
+            let record: serde_json::Value = serde_json::from_str(record).unwrap();
+            assert_eq!(record["body"]["name"], "Renamed");
+            assert_eq!(record["type"], "svc.hub.organization");
+        }
+        assert_eq!(*db.changes_head().borrow(), 2);
+        db.close().unwrap();
     }
 }

@@ -12,7 +12,7 @@ use serde_json::json;
 use tokio::time::Instant;
 
 use super::{Feed, LIMIT_DEFAULT, LIMIT_MAX, Page, Query, TypeFilter, Viewer};
-use crate::app::{Ctx, Endpoint, Wake, session};
+use crate::app::{Ctx, Endpoint, Follow, Wake, session};
 use crate::error::{ApiError, ApiResult};
 use crate::http::{Method::Get, Response};
 use crate::listing::distinct_params;
@@ -22,9 +22,6 @@ use crate::openapi::schema::{array, describe, integer, object, query, schema_ref
 
 /// Longest `wait` a long-poll may ask for, in seconds.
 pub const WAIT_MAX_SECS: u64 = 60;
-/// A comment line on an idle live stream this often, so that proxies and
-/// clients know it is alive.
-pub const HEARTBEAT: Duration = Duration::from_secs(15);
 /// Entries per event batch of a live stream catching up.
 const STREAM_PAGE: usize = LIMIT_MAX;
 
@@ -230,6 +227,9 @@ async fn read(
 
 async fn feed(ctx: Ctx, which: Which) -> ApiResult<Response> {
     let params = parse(&ctx)?;
+    // Taken before the first read, so that nothing committed after that
+    // read can go unnoticed by a wait.
+    let follow = ctx.follow();
     let first = read(
         &ctx,
         which,
@@ -239,10 +239,10 @@ async fn feed(ctx: Ctx, which: Which) -> ApiResult<Response> {
     )
     .await?;
     if params.stream {
-        return Ok(stream(ctx, which, first, params.types));
+        return Ok(stream(ctx, follow, which, first, params.types));
     }
     if first.entries.is_empty() && !params.wait.is_zero() {
-        return long_poll(&ctx, which, first.next, &params).await;
+        return long_poll(&ctx, follow, which, first.next, &params).await;
     }
     Ok(page_response(&first))
 }
@@ -252,9 +252,14 @@ fn page_response(page: &Page) -> Response {
 }
 
 /// Waits for the first change past `since`, at most `params.wait`.
-async fn long_poll(ctx: &Ctx, which: Which, since: u64, params: &Params) -> ApiResult<Response> {
+async fn long_poll(
+    ctx: &Ctx,
+    mut follow: Follow,
+    which: Which,
+    since: u64,
+    params: &Params,
+) -> ApiResult<Response> {
     let deadline = Instant::now() + params.wait;
-    let mut follow = ctx.follow();
     let mut seen = since;
     loop {
         match follow.wait(seen, deadline).await {
@@ -281,17 +286,35 @@ async fn long_poll(ctx: &Ctx, which: Which, since: u64, params: &Params) -> ApiR
 }
 
 /// A live stream: the first page at once, then every change as it commits.
-fn stream(ctx: Ctx, which: Which, first: Page, types: Option<TypeFilter>) -> Response {
+fn stream(
+    ctx: Ctx,
+    mut follow: Follow,
+    which: Which,
+    first: Page,
+    types: Option<TypeFilter>,
+) -> Response {
     let (sender, receiver) = tokio::sync::mpsc::channel::<Result<Bytes, std::io::Error>>(8);
+    let heartbeat = ctx.app.settings.changes_heartbeat;
     tokio::spawn(async move {
-        let mut follow = ctx.follow();
         let mut seen;
+        // Something is sent at least every `heartbeat`: events or a comment.
+        let mut quiet_since = Instant::now();
         let hello = "retry: 2000\n: connected\n\n";
         if sender.send(Ok(Bytes::from(hello))).await.is_err() {
             return;
         }
         let mut page = first;
+        let mut signed_in_at = Instant::now();
         loop {
+            // The session is checked again as often as a heartbeat goes out:
+            // a logout or an expiry ends the stream.
+            if signed_in_at.elapsed() >= heartbeat {
+                if !ctx.still_signed_in().await {
+                    let _ = sender.send(Ok(Bytes::from(": session ended\n\n"))).await;
+                    return;
+                }
+                signed_in_at = Instant::now();
+            }
             if !page.entries.is_empty() {
                 let mut batch = String::new();
                 for entry in &page.entries {
@@ -303,18 +326,15 @@ fn stream(ctx: Ctx, which: Which, first: Page, types: Option<TypeFilter>) -> Res
                 if sender.send(Ok(Bytes::from(batch))).await.is_err() {
                     return;
                 }
+                quiet_since = Instant::now();
             }
             seen = page.next;
             if page.entries.len() < STREAM_PAGE {
                 // Caught up: wait for the next commit, a heartbeat or shutdown.
-                match follow.wait(seen, Instant::now() + HEARTBEAT).await {
+                match follow.wait(seen, quiet_since + heartbeat).await {
                     Wake::Moved => {}
                     Wake::Closing => break,
                     Wake::Timeout => {
-                        if !ctx.still_signed_in().await {
-                            let _ = sender.send(Ok(Bytes::from(": session ended\n\n"))).await;
-                            return;
-                        }
                         if sender
                             .send(Ok(Bytes::from(": heartbeat\n\n")))
                             .await
@@ -322,6 +342,7 @@ fn stream(ctx: Ctx, which: Which, first: Page, types: Option<TypeFilter>) -> Res
                         {
                             return;
                         }
+                        quiet_since = Instant::now();
                         page = Page {
                             entries: Vec::new(),
                             next: seen,

@@ -9,12 +9,13 @@ pub const SCHEMA: &str = include_str!("../../schema.sql");
 
 /// The version `schema.sql` describes. Raise it with every schema change and add
 /// the step that takes version `CURRENT_VERSION - 1` to it.
-pub const CURRENT_VERSION: i64 = 3;
+pub const CURRENT_VERSION: i64 = 4;
 
 /// Step `i` takes a file from version `i + 1` to `i + 2`.
 const STEPS: &[&str] = &[
     include_str!("migrations/0002_workspaces.sql"),
     include_str!("migrations/0003_changes.sql"),
+    include_str!("migrations/0004_webhooks.sql"),
 ];
 
 const _: () = assert!(STEPS.len() as i64 == CURRENT_VERSION - 1);

@@ -1,8 +1,10 @@
-//! HTTP plumbing: the listener, the router, request parsing and responses.
+//! HTTP plumbing: the listener, the router, request parsing and responses, and
+//! the outbound client of webhook deliveries.
 //!
 //! Architecture invariant: only this module knows hyper. Domain modules see
 //! [`Request`] and [`Response`] and return [`crate::error::ApiError`].
 
+pub mod client;
 pub mod multipart;
 pub mod range;
 pub mod request;

@@ -11,7 +11,7 @@
 use std::io::{Read, Write};
 use std::time::Instant;
 
-use rusqlite::Connection;
+use rusqlite::{Connection, TransactionBehavior};
 
 use crate::db::writer::Capture;
 
@@ -130,7 +130,12 @@ pub fn import(
     let mut summary = Summary::default();
     let mut seen = std::collections::HashSet::new();
     let started = Instant::now();
-    let mut tx = conn.transaction().map_err(|e| e.to_string())?;
+    // IMMEDIATE: the write lock is taken (waiting on the busy timeout) when
+    // the transaction begins; a read transaction upgraded to a write after a
+    // running server committed would fail at once with SQLITE_BUSY_SNAPSHOT.
+    let mut tx = conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(|e| e.to_string())?;
     let mut in_batch = 0;
     let now = clock::now_ms();
     for record in reader.records() {
@@ -227,7 +232,9 @@ pub fn import(
         if in_batch == BATCH {
             record_changes(&tx)?;
             tx.commit().map_err(|e| e.to_string())?;
-            tx = conn.transaction().map_err(|e| e.to_string())?;
+            tx = conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(|e| e.to_string())?;
             in_batch = 0;
         }
         if summary.rows % PROGRESS_EVERY == 0 {

@@ -9,7 +9,7 @@ use super::schema::*;
 use crate::catalogs;
 use crate::documents::kinds::{self, Field, Kind, Type};
 use crate::locations::model as location;
-use crate::{attachments, organizations, workspaces};
+use crate::{attachments, organizations, webhooks, workspaces};
 
 pub fn schemas() -> Map<String, Value> {
     let mut s = Map::new();
@@ -84,6 +84,8 @@ pub fn schemas() -> Map<String, Value> {
                         organizations::ENTITY_TYPE,
                         attachments::ENTITY_TYPE,
                         catalogs::synonyms::ENTITY_TYPE,
+                        webhooks::ENTITY_TYPE,
+                        webhooks::DELIVERY_TYPE,
                     ]),
                 ),
                 ("id", uuid("")),
@@ -95,6 +97,7 @@ pub fn schemas() -> Map<String, Value> {
         ),
     );
     entity_schemas(&mut put);
+    webhook_schemas(&mut put);
     for kind in kinds::ALL {
         kind_schemas(kind, &mut s);
     }
@@ -390,6 +393,141 @@ fn entity_schemas(put: &mut impl FnMut(&str, Value)) {
         attachment.push((name, nullable_string()));
     }
     put("Attachment", record(attachment));
+}
+
+/// Webhooks and their delivery attempts (`webhooks/mod.rs`).
+fn webhook_schemas(put: &mut impl FnMut(&str, Value)) {
+    let types = crate::changes::event_types();
+    let event_type = json!({"anyOf": [
+        one_of(&types.iter().map(String::as_str).collect::<Vec<_>>()),
+        describe(
+            json!({"type": "string", "pattern": "^[A-Za-z]+\\.\\*$"}),
+            "Every verb of one entity, e.g. `qualityResult.*`",
+        ),
+    ]});
+    let event_types = describe(
+        array(event_type),
+        "The change types delivered; empty or absent for every type",
+    );
+    let time = || or_null(date_time("RFC 3339 UTC with milliseconds"));
+    let workspace = || {
+        or_null(uuid(
+            "Only this workspace's changes (one the caller may see); null for everything \
+             the tenant may read: the location catalogs, organizations and every workspace",
+        ))
+    };
+    let description = || or_null(json!({"type": "string", "maxLength": webhooks::DESCRIPTION_MAX}));
+    let url = || {
+        describe(
+            json!({"type": "string", "format": "uri", "maxLength": webhooks::URL_MAX}),
+            "http or https; a host that resolves to a loopback, private, link-local, \
+             unique-local or CGNAT address is refused (400) unless the server allows it",
+        )
+    };
+    let last = record(vec![
+        ("id", uuid("The attempt")),
+        ("seq", integer(0, i64::MAX)),
+        ("event_id", uuid("")),
+        ("outcome", one_of(webhooks::outcome::ALL)),
+        ("status", or_null(integer(100, 599))),
+        ("at", date_time("When it ended")),
+    ]);
+    let mut read = record(vec![
+        ("url", url()),
+        ("event_types", event_types.clone()),
+        ("workspace_id", workspace()),
+        ("description", description()),
+        ("active", json!({"type": "boolean"})),
+        (
+            "status",
+            record(vec![
+                (
+                    "disabled_reason",
+                    describe(
+                        or_null(string()),
+                        "Why the server disabled it (persistent failure, its workspace gone); \
+                         PATCH `active: true` re-enables it",
+                    ),
+                ),
+                (
+                    "cursor",
+                    describe(
+                        integer(0, i64::MAX),
+                        "The last change delivered (its `seq`)",
+                    ),
+                ),
+                (
+                    "failures",
+                    describe(integer(0, i64::MAX), "Failed attempts at the next change"),
+                ),
+                ("failing_since", time()),
+                ("next_attempt_at", time()),
+                ("previous_secret_valid_until", time()),
+                ("last_delivery", or_null(last)),
+            ]),
+        ),
+    ]);
+    read["properties"]["secret"] = describe(
+        json!({"type": "string", "pattern": "^whsec_[A-Za-z0-9_-]{43}$"}),
+        "The signing secret: only in the answers of create and rotate-secret",
+    );
+    put("Webhook", read);
+    let write: Vec<(&str, Value)> = webhooks::WRITE_FIELDS
+        .iter()
+        .map(|name| {
+            let schema = match *name {
+                "url" => url(),
+                "event_types" => or_null(event_types.clone()),
+                "workspace_id" => workspace(),
+                "description" => description(),
+                _ => describe(
+                    json!({"type": "boolean"}),
+                    "Default true; `true` re-enables a disabled webhook, which resumes from its cursor",
+                ),
+            };
+            (*name, schema)
+        })
+        .collect();
+    put("WebhookWrite", closed(object(write, &[])));
+    put(
+        "WebhookDelivery",
+        record(vec![
+            ("webhook_id", uuid("")),
+            ("seq", integer(0, i64::MAX)),
+            (
+                "event_id",
+                uuid("The change's event id (`Quayside-Event-Id`)"),
+            ),
+            ("event_type", string()),
+            (
+                "attempt",
+                describe(
+                    integer(1, i64::MAX),
+                    "1 for the first attempt at this change",
+                ),
+            ),
+            (
+                "redelivery_of",
+                or_null(uuid("A manual redelivery: the attempt it repeats")),
+            ),
+            (
+                "outcome",
+                describe(
+                    one_of(webhooks::outcome::ALL),
+                    "`queued`: a redelivery waiting for its turn",
+                ),
+            ),
+            ("status", or_null(integer(100, 599))),
+            ("duration_ms", or_null(integer(0, i64::MAX))),
+            (
+                "error",
+                describe(
+                    or_null(string()),
+                    "No answer (timeout, refused, TLS) or the status and the start of the answer",
+                ),
+            ),
+        ]),
+    );
 }
 
 // ---------------------------------------------------------------------------

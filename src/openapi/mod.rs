@@ -74,6 +74,7 @@ pub fn document<'a>(routes: impl IntoIterator<Item = Operation<'a>>) -> Value {
             tag(CATALOGS, "The eight reference catalogs of a workspace"),
             tag(SYNONYMS, "Links between two records of one catalog"),
             tag(FILES, "Files of a job (older paths) and attachments of any document (v2): one set of records"),
+            tag(WEBHOOKS, "Signed POSTs of the change log to a tenant's receivers, with retries and a delivery log"),
             tag(SERVICE, "Health and this document"),
         ],
         "security": [{"sessionAuth": []}, {"bearerAuth": []}],

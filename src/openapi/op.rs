@@ -22,6 +22,7 @@ pub mod tags {
     pub const SYNONYMS: &str = "Synonyms";
     pub const FILES: &str = "Files and attachments";
     pub const CHANGES: &str = "Changes";
+    pub const WEBHOOKS: &str = "Webhooks";
     pub const SERVICE: &str = "Service";
 }
 

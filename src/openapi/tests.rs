@@ -240,6 +240,9 @@ fn the_named_components_are_present() {
         "Synonym",
         "FileDescriptor",
         "Attachment",
+        "Webhook",
+        "WebhookWrite",
+        "WebhookDelivery",
     ] {
         assert!(schemas[name].is_object(), "{name}");
     }
@@ -301,6 +304,31 @@ fn document_kind_schemas_follow_their_tables() {
     assert_eq!(
         schemas["QuantityResult"]["properties"]["measurements"]["items"]["$ref"],
         "#/components/schemas/Measurement"
+    );
+}
+
+#[test]
+fn webhook_write_lists_the_fields_validation_takes() {
+    let schemas = &document()["components"]["schemas"];
+    let write = &schemas["WebhookWrite"];
+    let names: Vec<&str> = write["properties"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(names, crate::webhooks::WRITE_FIELDS);
+    assert_eq!(write["additionalProperties"], false);
+    let types = &schemas["Webhook"]["properties"]["event_types"]["items"]["anyOf"][0]["enum"];
+    assert_eq!(types, &json!(crate::changes::event_types()));
+    let secret = &schemas["Webhook"];
+    assert!(
+        !secret["required"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r == "secret"),
+        "the secret is in two answers only"
     );
 }
 

@@ -38,3 +38,10 @@ pub fn load(conn: &Connection, user: Arc<Principal>, id: &str) -> ApiResult<Scop
         _ => Err(not_found(id)),
     }
 }
+
+/// Whether `user` may see the workspace `id`: for a record elsewhere that
+/// names a workspace in its body (a webhook's), which answers 400 naming the
+/// field, not 404.
+pub fn visible(conn: &Connection, user: &Principal, id: &str) -> rusqlite::Result<bool> {
+    Ok(store::get(conn, id)?.is_some_and(|w| w.visible_to(user)))
+}

@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 
 import { chromium } from 'playwright-core';
 
-import { ADMIN_PASSWORD, client, startServer } from './server.js';
+import { ADMIN_PASSWORD, client, startProxy, startServer } from './server.js';
 import { seed } from './seed.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -93,6 +93,15 @@ async function shot(name, element) {
 const nav = (name) => page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name });
 const alertText = () => page.getByRole('alert').first().innerText();
 const sessionKey = () => page.evaluate(() => JSON.parse(sessionStorage.getItem('quayside.session') ?? 'null')?.key ?? null);
+
+/** Waits until `predicate()` holds, polling, for at most 10 s. */
+async function expectSoon(predicate, message) {
+  const deadline = Date.now() + 10_000;
+  while (!predicate()) {
+    if (Date.now() > deadline) assert.fail(message);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
 
 async function signIn(password = ADMIN_PASSWORD) {
   await page.getByLabel('Username').fill('admin');
@@ -398,6 +407,198 @@ test('attachments: upload with progress, download the same bytes', async () => {
   page.once('dialog', (dialog) => dialog.accept());
   await row.getByRole('button', { name: 'Delete' }).click();
   await attachments.getByText('No attachments yet.').waitFor();
+});
+
+// ---------------------------------------------------------------------------
+// Live: the job's page follows the workspace's change feed
+
+/** A quality result of the seeded job's first set, with `extra` fields. */
+const qualityResult = (extra) => ({
+  status: 'confirmed', setNumber: 2, sample: { location: 'Shore tank 42' }, method: { name: 'ASTM D445' }, uom: { name: 'mm2/s' }, resultOperator: 'eq', ...extra,
+});
+
+/** A signed-in API client of its own (not the page's session). */
+async function apiClient() {
+  const api = client(server.base);
+  await api.login('admin', ADMIN_PASSWORD);
+  return api;
+}
+
+/** The live mark of `on` in `state` ("live", "reconnecting", ...), waited for. */
+const liveMark = (on, state) => on.locator(`[data-testid="live"][data-state="${state}"]`);
+
+test('live: results made elsewhere appear, change and go on the job page without a reload', async () => {
+  const api = await apiClient();
+  const jb = `/workspaces/${ids.workspace}/jobs/${ids.job}`;
+  await page.getByRole('heading', { name: 'J-2026-114', exact: true }).waitFor();
+  await liveMark(page, 'live').waitFor();
+  assert.equal(await page.getByTestId('live').innerText(), 'Live');
+  // Anything the page asks for from now on is recorded: nothing is polled or reloaded.
+  await page.evaluate(() => (window.notReloaded = true));
+  const asked = [];
+  const record = (request) => asked.push(`${request.method()} ${new URL(request.url()).pathname}`);
+  page.on('request', record);
+
+  // A quality result: appears; changed: drawn again (off spec now); deleted: gone.
+  const quality = page.getByRole('table', { name: 'Quality results' });
+  const created = await api.post(`${jb}/quality`, qualityResult({ testNumber: 5, test: { xref: 'VISC', name: 'Kinematic viscosity' }, result: 3.1 }));
+  const row = quality.locator(`tbody tr[data-id="${created.body.id}"]`);
+  await row.waitFor({ timeout: 10_000 });
+  assert.match(await row.innerText(), /2\.5\s+Kinematic viscosity\s+ASTM D445\s+3\.1 mm2\/s\s+Shore tank 42/);
+  assert.equal(await quality.locator('tbody tr').count(), 5);
+  await api.call('PATCH', `${jb}/quality/${created.body.id}`, { isOffSpec: true, notes: 'Limit 4.5 mm2/s' });
+  await quality.locator(`tbody tr.offspec[data-id="${created.body.id}"]`).waitFor({ timeout: 10_000 });
+  await page.getByRole('region', { name: 'Quality' }).getByText('2 results are off specification.').waitFor();
+  await shot('10-live-quality');
+  await api.call('DELETE', `${jb}/quality/${created.body.id}`);
+  await row.waitFor({ state: 'detached', timeout: 10_000 });
+  assert.equal(await quality.locator('tbody tr').count(), 4);
+  await page.getByRole('region', { name: 'Quality' }).getByText('1 result is off specification.').waitFor();
+
+  // A quantity result: the destination side deleted ("no result"), then measured again.
+  const quantity = page.getByRole('table', { name: 'Quantity: source and destination' });
+  const gsv = quantity.locator('tr', { hasText: 'Gross standard volume' });
+  const destination = (await api.get(`${jb}/quantity?direction=destination`)).body[0];
+  await api.call('DELETE', `${jb}/quantity/${destination.id}`);
+  await quantity.locator('tr', { hasText: 'Gross standard volume' }).filter({ hasText: 'no result' }).waitFor({ timeout: 10_000 });
+  await api.post(`${jb}/quantity`, {
+    date: '2026-12-02T07:00:00Z', direction: 'destination', activeShoreTank: true,
+    measurements: [{ code: 'GSV', name: 'Gross standard volume', uom: { name: 'm3' }, value: 5915.3 }],
+    meanTemp: { value: 15.5, uom: { name: 'degF' } },
+  });
+  await gsv.filter({ hasText: '5,915.3 m3' }).waitFor({ timeout: 10_000 });
+  assert.match(await gsv.innerText(), /5,919.8 m3\s+5,915.3 m3\s+-4.5 \(-0.08 %\)/);
+  // A unit the page had not seen before is named, not shown as an id.
+  assert.match(await quantity.locator('tr', { hasText: 'Mean temperature' }).innerText(), /18.5 degC\s+15.5 degF/);
+
+  // The job itself, a time log entry and a file.
+  await api.call('PATCH', jb, { notes: 'Shore tank 42 released at 07:00.' });
+  await page.locator('.details').getByText('Shore tank 42 released at 07:00.').waitFor({ timeout: 10_000 });
+  const timelog = page.getByRole('list', { name: 'Time log, ordered by start' });
+  const entry = await api.post(`${jb}/timelog`, { type: { name: 'Documents on board' }, category: 'event', start: '2026-12-02T06:30:00Z' });
+  await timelog.locator(`li[data-id="${entry.body.id}"]`, { hasText: 'Documents on board' }).waitFor({ timeout: 10_000 });
+  assert.equal((await timelog.locator('.tl-type').allInnerTexts()).at(-1), 'Documents on board');
+  const form = new FormData();
+  form.append('file', new Blob(['draft survey'], { type: 'text/plain' }), 'draft survey.txt');
+  const key = await api.login('admin', ADMIN_PASSWORD);
+  const uploaded = await fetch(`${server.base}${jb}/files`, { method: 'POST', headers: { Authorization: `Bearer ${key}` }, body: form });
+  assert.equal(uploaded.status, 201);
+  const file = await uploaded.json();
+  const attachments = page.getByRole('region', { name: 'Attachments' });
+  await attachments.locator('tbody tr', { hasText: 'draft survey.txt' }).waitFor({ timeout: 10_000 });
+  await api.call('DELETE', `${jb}/files/${file.id}`);
+  await api.call('DELETE', `${jb}/timelog/${entry.body.id}`);
+  await attachments.getByText('No attachments yet.').waitFor({ timeout: 10_000 });
+  await timelog.locator(`li[data-id="${entry.body.id}"]`).waitFor({ state: 'detached', timeout: 10_000 });
+
+  page.off('request', record);
+  assert.equal(await page.evaluate(() => window.notReloaded), true, 'the page was reloaded');
+  assert.deepEqual(asked, [], 'the page asked the server for something instead of following the stream');
+  assert.equal(await page.getByTestId('live').getAttribute('data-state'), 'live');
+});
+
+test('live: a cut connection shows "reconnecting", then resumes from the last change seen', async () => {
+  // A second tab, through a proxy that can cut the connection as a network would.
+  const api = await apiClient();
+  const jb = `/workspaces/${ids.workspace}/jobs/${ids.job}`;
+  const proxy = await startProxy(server.base);
+  const tab = await context.newPage();
+  tab.on('pageerror', (err) => pageErrors.push(err.message));
+  const streams = [];
+  const aborted = [];
+  tab.on('request', (request) => request.headers().accept === 'text/event-stream' && streams.push(request));
+  tab.on('requestfailed', (request) => request.headers().accept === 'text/event-stream' && aborted.push(request.failure()?.errorText));
+  try {
+    await tab.goto(`${proxy.base}/#/workspaces/${ids.workspace}/jobs/${ids.job}`);
+    await tab.getByLabel('Username').fill('admin');
+    await tab.getByLabel('Password').fill(ADMIN_PASSWORD);
+    await tab.getByRole('button', { name: 'Sign in' }).click();
+    await liveMark(tab, 'live').waitFor();
+    const quality = tab.getByRole('table', { name: 'Quality results' });
+    const first = await api.post(`${jb}/quality`, qualityResult({ testNumber: 6, test: { name: 'Pour point' }, result: -9 }));
+    await quality.locator(`tbody tr[data-id="${first.body.id}"]`).waitFor({ timeout: 10_000 });
+    const seen = (await api.get(`/v2/workspaces/${ids.workspace}/changes?since=now`)).body.next;
+
+    // Cut, and keep it cut while a result is deleted and another made.
+    proxy.refuse(true);
+    proxy.drop();
+    await liveMark(tab, 'reconnecting').waitFor({ timeout: 10_000 });
+    assert.equal(await tab.getByTestId('live').innerText(), 'Reconnecting…');
+    await shot('11-live-reconnecting', tab.locator('.page-header'));
+    await api.call('DELETE', `${jb}/quality/${first.body.id}`);
+    const second = await api.post(`${jb}/quality`, qualityResult({ testNumber: 7, test: { name: 'Cloud point' }, result: -2 }));
+    const resumes = streams.length;
+    proxy.refuse(false);
+
+    // Both arrive once the stream is back, asked for from the last change seen.
+    await quality.locator(`tbody tr[data-id="${second.body.id}"]`).waitFor({ timeout: 20_000 });
+    await quality.locator(`tbody tr[data-id="${first.body.id}"]`).waitFor({ state: 'detached', timeout: 10_000 });
+    await liveMark(tab, 'live').waitFor();
+    const resumed = streams.slice(resumes);
+    assert.ok(resumed.length >= 1, 'no new stream request');
+    assert.equal(resumed.at(-1).headers()['last-event-id'], String(seen));
+    await api.call('DELETE', `${jb}/quality/${second.body.id}`);
+    await quality.locator(`tbody tr[data-id="${second.body.id}"]`).waitFor({ state: 'detached', timeout: 10_000 });
+
+    // Leaving the page ends the stream.
+    const before = aborted.length;
+    await tab.getByRole('link', { name: 'Workspaces' }).first().click();
+    await tab.getByRole('table', { name: 'Workspaces' }).waitFor();
+    await expectSoon(() => aborted.length > before, 'the stream was not aborted when the page left the job');
+    assert.match(aborted.at(-1), /ABORTED/);
+  } finally {
+    await tab.close();
+    await proxy.close();
+  }
+});
+
+test('live: 410 cursor_expired reloads the job\'s lists, then goes on from the error\'s next', async () => {
+  const api = await apiClient();
+  const jb = `/workspaces/${ids.workspace}/jobs/${ids.job}`;
+  const quality = page.getByRole('table', { name: 'Quality results' });
+  let missed;
+  let next;
+  const streams = [];
+  const lists = [];
+  const watch = (request) => {
+    const { pathname } = new URL(request.url());
+    if (request.headers().accept === 'text/event-stream') streams.push(request.headers()['last-event-id']);
+    if (pathname === `${jb}/quality`) lists.push(pathname);
+  };
+  // The first stream request of the page answers 410, as when retention passed
+  // the cursor; a result made just before is then in no list the page holds.
+  const isFeed = (url) => url.pathname === `/v2/workspaces/${ids.workspace}/changes`;
+  await page.route(isFeed, async (route) => {
+    if (missed || route.request().headers().accept !== 'text/event-stream') return route.fallback();
+    missed = await api.post(`${jb}/quality`, qualityResult({ testNumber: 8, test: { name: 'Ash content' }, result: 0.001 }));
+    next = (await api.get(`/v2/workspaces/${ids.workspace}/changes?since=now`)).body.next;
+    await route.fulfill({
+      status: 410,
+      contentType: 'application/json',
+      body: JSON.stringify({ error: { status: 410, code: 'cursor_expired', message: 'The cursor is older than the change log keeps.', next } }),
+    });
+  });
+  try {
+    await nav('Workspaces').click();
+    await page.getByRole('table', { name: 'Workspaces' }).waitFor();
+    page.on('request', watch);
+    await page.goBack();
+    await page.getByRole('heading', { name: 'J-2026-114', exact: true }).waitFor();
+    await expectSoon(() => missed, 'the stream was not asked for');
+    await quality.locator(`tbody tr[data-id="${missed.body.id}"]`).waitFor({ timeout: 10_000 });
+    await liveMark(page, 'live').waitFor({ timeout: 10_000 });
+    // The lists were read again, and the stream went on from the error's `next`.
+    assert.equal(lists.length, 2, 'the quality list was not read again');
+    assert.equal(streams.length, 2);
+    assert.equal(streams[1], String(next));
+    // And it goes on live.
+    await api.call('DELETE', `${jb}/quality/${missed.body.id}`);
+    await quality.locator(`tbody tr[data-id="${missed.body.id}"]`).waitFor({ state: 'detached', timeout: 10_000 });
+    assert.equal(await quality.locator('tbody tr').count(), 4);
+  } finally {
+    page.off('request', watch);
+    await page.unroute(isFeed);
+  }
 });
 
 test('an ended session returns to sign-in with a message, and back to the page after', async () => {

@@ -3,6 +3,7 @@
 
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
@@ -97,5 +98,50 @@ export function client(base) {
     post: (p, b) => call('POST', p, b, 201),
     patch: (p, b) => call('PATCH', p, b, 200),
     get: (p) => call('GET', p, undefined, 200),
+  };
+}
+
+/**
+ * A TCP proxy to the server at `base` on another port of 127.0.0.1, to cut
+ * connections as a network failure would: `drop()` resets every connection
+ * through it, `refuse(true)` resets new ones as they come until
+ * `refuse(false)`. Answers `{base, drop, refuse, close}`.
+ */
+export async function startProxy(base) {
+  const target = new URL(base);
+  const sockets = new Set();
+  let refusing = false;
+  const server = net.createServer((incoming) => {
+    if (refusing) {
+      incoming.resetAndDestroy();
+      return;
+    }
+    const outgoing = net.connect(Number(target.port), target.hostname);
+    const pair = [incoming, outgoing];
+    for (const socket of pair) {
+      sockets.add(socket);
+      socket.on('error', () => {});
+      socket.on('close', () => {
+        sockets.delete(socket);
+        for (const other of pair) other.destroy();
+      });
+    }
+    incoming.pipe(outgoing);
+    outgoing.pipe(incoming);
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const drop = () => {
+    for (const socket of sockets) socket.resetAndDestroy();
+  };
+  return {
+    base: `http://127.0.0.1:${server.address().port}`,
+    drop,
+    refuse(on) {
+      refusing = on;
+    },
+    close() {
+      drop();
+      return new Promise((resolve) => server.close(resolve));
+    },
   };
 }

@@ -256,6 +256,31 @@ impl Server {
         }
     }
 
+    /// Opens a Server-Sent Events stream; the answer's status, and its events
+    /// as they arrive (dropping the stream closes the connection).
+    pub fn events(&self, path: &str, key: &str, last_event_id: Option<u64>) -> (u16, Events) {
+        let mut builder = ureq::http::Request::builder()
+            .method("GET")
+            .uri(format!("{}{}", self.base, path))
+            .header("Authorization", format!("Bearer {key}"))
+            .header("Accept", "text/event-stream");
+        if let Some(id) = last_event_id {
+            builder = builder.header("Last-Event-ID", id.to_string());
+        }
+        let response = self
+            .agent
+            .run(builder.body(()).expect("request"))
+            .unwrap_or_else(|e| panic!("GET {path} (events) failed: {e}"));
+        let status = response.status().as_u16();
+        let reader = response.into_body().into_reader();
+        (
+            status,
+            Events {
+                lines: BufReader::new(Box::new(reader)),
+            },
+        )
+    }
+
     pub fn get(&self, path: &str, key: &str) -> Reply {
         self.request("GET", path, Some(key), &[], None)
     }
@@ -452,4 +477,80 @@ pub fn multipart(boundary: &str, parts: &[PartSpec<'_>]) -> Vec<u8> {
     }
     body.extend_from_slice(format!("--{boundary}--\r\n").as_bytes());
     body
+}
+
+/// One Server-Sent Event: its `id:`, `event:` and `data:` lines.
+#[derive(Debug, Clone)]
+pub struct Event {
+    pub id: Option<String>,
+    pub event: Option<String>,
+    pub data: String,
+}
+
+impl Event {
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.data).expect("event data is JSON")
+    }
+}
+
+/// The events of a stream, read as they arrive.
+pub struct Events {
+    lines: BufReader<Box<dyn std::io::Read + Send>>,
+}
+
+impl Events {
+    /// The next event (comments skipped); `None` when the stream ended.
+    pub fn next_event(&mut self) -> Option<Event> {
+        let mut event = Event {
+            id: None,
+            event: None,
+            data: String::new(),
+        };
+        let mut fields = 0;
+        loop {
+            let mut line = String::new();
+            match self.lines.read_line(&mut line) {
+                Ok(0) | Err(_) => return None,
+                Ok(_) => {}
+            }
+            let line = line.trim_end_matches(['\r', '\n']);
+            if line.is_empty() {
+                if fields > 0 && (event.id.is_some() || !event.data.is_empty()) {
+                    return Some(event);
+                }
+                fields = 0;
+                continue;
+            }
+            if line.starts_with(':') {
+                continue;
+            }
+            let (name, value) = line.split_once(':').unwrap_or((line, ""));
+            let value = value.strip_prefix(' ').unwrap_or(value);
+            fields += 1;
+            match name {
+                "id" => event.id = Some(value.to_string()),
+                "event" => event.event = Some(value.to_string()),
+                "data" => {
+                    if !event.data.is_empty() {
+                        event.data.push('\n');
+                    }
+                    event.data.push_str(value);
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Reads raw lines until one satisfies `wanted` (comments included);
+    /// false when the stream ended first.
+    pub fn read_until_line(&mut self, wanted: impl Fn(&str) -> bool) -> bool {
+        loop {
+            let mut line = String::new();
+            match self.lines.read_line(&mut line) {
+                Ok(0) | Err(_) => return false,
+                Ok(_) if wanted(line.trim_end()) => return true,
+                Ok(_) => {}
+            }
+        }
+    }
 }

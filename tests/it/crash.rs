@@ -3,15 +3,20 @@
 //! was acknowledged (2xx) must be there exactly as acknowledged, with
 //! `quayside check` passing. Repeated over many kill points.
 //!
+//! The change log is checked too: every acknowledged write has its entry, and
+//! every entry its committed record; and a webhook created at the start
+//! receives every change of the log at least once.
+//!
 //! `QUAYSIDE_CRASH_POINTS` sets the number of kill points (default 20);
 //! `bench/crash` runs this against the release binary with more.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::common::{Server, multipart, run_cli, workspace_with_job};
+use crate::webhooks::{FAST, Receiver, create};
 use serde_json::{Value, json};
 
 const BOUNDARY: &str = "crashBoundary";
@@ -162,7 +167,9 @@ fn writer(
     }
 }
 
-fn verify(server: &Server, key: &str, ids: &Ids, acked: &Acknowledged) -> usize {
+/// Checks every acknowledged write and the change log; returns the number of
+/// acknowledged writes and the event ids of every change in the log.
+fn verify(server: &Server, key: &str, ids: &Ids, acked: &Acknowledged) -> (usize, HashSet<String>) {
     for (code, body) in &acked.ports {
         let got = server.get(&format!("/api/rest/1.0/ports/{code}"), key);
         assert_eq!(got.status, 200, "acknowledged port {code} is missing");
@@ -203,7 +210,79 @@ fn verify(server: &Server, key: &str, ids: &Ids, acked: &Acknowledged) -> usize 
         assert_eq!(got.status, 200, "acknowledged file {id} is missing");
         assert!(got.body == *bytes, "file {id} differs after the crash");
     }
-    acked.ports.len() + acked.jobs.len() + acked.quality.len() + acked.files.len()
+    let events = verify_change_log(server, key, ids, acked);
+    (
+        acked.ports.len() + acked.jobs.len() + acked.quality.len() + acked.files.len(),
+        events,
+    )
+}
+
+/// The change log after a crash: every acknowledged write has its entry,
+/// exactly once, and every entry's record was committed (writes that were
+/// committed but not acknowledged before the kill may have entries too: their
+/// records must then exist).
+fn verify_change_log(
+    server: &Server,
+    key: &str,
+    ids: &Ids,
+    acked: &Acknowledged,
+) -> HashSet<String> {
+    let mut created: HashMap<(String, String), usize> = HashMap::new();
+    let mut events = HashSet::new();
+    let mut cursor = 0;
+    let mut last = 0;
+    loop {
+        let reply = server.get(&format!("/v2/changes?since={cursor}&limit=1000"), key);
+        assert_eq!(reply.status, 200, "{}", reply.text());
+        let body = reply.json();
+        let changes = body["changes"].as_array().unwrap();
+        for change in changes {
+            let seq = change["seq"].as_u64().unwrap();
+            assert!(seq > last, "change {seq} after {last}");
+            last = seq;
+            events.insert(change["event_id"].as_str().unwrap().to_string());
+            let kind = change["type"].as_str().unwrap();
+            if let Some(entity) = kind.strip_suffix(".created") {
+                let id = change["entity_id"].as_str().unwrap().to_string();
+                *created.entry((entity.to_string(), id)).or_default() += 1;
+            }
+        }
+        cursor = body["next"].as_u64().unwrap();
+        if changes.is_empty() {
+            break;
+        }
+    }
+    let mut expect = |entity: &str, id: &String| {
+        let count = created.remove(&(entity.to_string(), id.clone()));
+        assert_eq!(
+            count,
+            Some(1),
+            "acknowledged {entity} {id}: {count:?} change entries"
+        );
+    };
+    acked.ports.keys().for_each(|code| expect("port", code));
+    acked.jobs.keys().for_each(|id| expect("job", id));
+    acked
+        .quality
+        .keys()
+        .for_each(|id| expect("qualityResult", id));
+    acked.files.keys().for_each(|id| expect("attachment", id));
+    for ((entity, id), count) in created {
+        assert_eq!(count, 1, "{entity} {id} created {count} times");
+        let path = match entity.as_str() {
+            "port" => format!("/api/rest/1.0/ports/{id}"),
+            "job" => format!("/workspaces/{}/jobs/{id}", ids.workspace),
+            "qualityResult" => format!(
+                "/workspaces/{}/jobs/{}/quality/{id}",
+                ids.workspace, ids.job
+            ),
+            "attachment" => format!("/workspaces/{}/jobs/{}/files/{id}", ids.workspace, ids.job),
+            _ => continue,
+        };
+        let got = server.get(&path, key);
+        assert_eq!(got.status, 200, "{entity} {id} has a change but no record");
+    }
+    events
 }
 
 #[test]
@@ -218,8 +297,10 @@ fn acknowledged_writes_survive_sigkill_at_random_moments() {
     let mut rng = Rng(0xC0FFEE);
     let mut ids = None;
     let mut survived = 0;
+    // A webhook receives every change, across every kill and restart.
+    let receiver = Receiver::accepting();
     for round in 0..points {
-        let server = Arc::new(Server::spawn(&data, &[]));
+        let server = Arc::new(Server::spawn(&data, FAST));
         let key = server.admin_key();
         if let Some(ids) = &ids {
             verify(&server, &key, ids, &acked.lock().unwrap());
@@ -227,7 +308,10 @@ fn acknowledged_writes_survive_sigkill_at_random_moments() {
         }
         let run_ids = Arc::new(match ids.take() {
             Some(ids) => ids,
-            None => setup(&server, &key),
+            None => {
+                create(&server, &key, json!({"url": receiver.url()}));
+                setup(&server, &key)
+            }
         });
         let stop = Arc::new(AtomicBool::new(false));
         let lanes: Vec<_> = (0..4)
@@ -252,10 +336,29 @@ fn acknowledged_writes_survive_sigkill_at_random_moments() {
         drop(server);
         ids = Some(Arc::try_unwrap(run_ids).unwrap_or_else(|_| panic!("ids still shared")));
     }
-    let server = Server::spawn(&data, &[]);
+    let server = Server::spawn(&data, FAST);
     let key = server.admin_key();
-    let total = verify(&server, &key, ids.as_ref().unwrap(), &acked.lock().unwrap());
+    let (total, events) = verify(&server, &key, ids.as_ref().unwrap(), &acked.lock().unwrap());
     survived += 1;
+    // Every change of the log reaches the webhook at least once.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let delivered: HashSet<String> = receiver
+            .received()
+            .iter()
+            .map(|r| r.json()["event_id"].as_str().unwrap().to_string())
+            .collect();
+        let missing = events.difference(&delivered).count();
+        if missing == 0 {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{missing} of {} changes never reached the webhook",
+            events.len()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
     drop(server);
     let check = run_cli(&data, &["check"], None);
     assert!(

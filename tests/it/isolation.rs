@@ -13,6 +13,9 @@ use quayside::http::Method;
 use serde_json::{Value, json};
 
 const BOUNDARY: &str = "isolationBoundary";
+/// Where the webhooks of this test point: a closed port on this machine (the
+/// server runs with `--webhook-allow-private`).
+const REFUSING_URL: &str = "http://127.0.0.1:1/hook";
 
 /// Everything a route may name, made fresh for each route.
 struct Fixture {
@@ -30,6 +33,9 @@ struct Fixture {
     item_b: String,
     item_spare: String,
     file: String,
+    /// A webhook with one logged delivery attempt (see [`Fixture::add_webhook`]).
+    webhook: String,
+    delivery: String,
 }
 
 fn multipart_body() -> Vec<u8> {
@@ -112,7 +118,34 @@ impl Fixture {
             item_b,
             item_spare,
             file,
+            webhook: String::new(),
+            delivery: String::new(),
         }
+    }
+
+    /// A webhook of the owner's to a closed port, and its first (failed)
+    /// delivery attempt: for the webhook routes only, as it waits for the
+    /// worker.
+    fn add_webhook(&mut self, server: &Server, key: &str, n: usize) {
+        self.webhook = id(&server.post("/v2/webhooks", key, &json!({"url": REFUSING_URL})));
+        id(&server.post(
+            "/v2/organizations",
+            key,
+            &json!({"body": {"name": format!("Hooked {n}")}}),
+        ));
+        let deliveries = format!("/v2/webhooks/{}/deliveries", self.webhook);
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        self.delivery = loop {
+            let log = server.get(&deliveries, key).json();
+            if let Some(first) = log[0]["id"].as_str() {
+                break first.to_string();
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "no delivery attempt logged"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
     }
 
     /// The value of a path parameter. DELETE aims at the spare record where
@@ -139,6 +172,8 @@ impl Fixture {
             "clientCode" => "NLRTM".into(),
             "username" => "owner".into(),
             "file" => "app.js".into(),
+            "webhook_id" => self.webhook.clone(),
+            "delivery_id" => self.delivery.clone(),
             other => panic!("no fixture value for path parameter {{{other}}} in {pattern}"),
         }
     }
@@ -174,6 +209,8 @@ impl Fixture {
             (Method::Patch, "{workspace_id}") => wrap(json!({"description": "changed"})),
             (Method::Post, "organizations") => wrap(json!({"name": format!("New org {n}")})),
             (Method::Patch, "{organization_id}") => wrap(json!({"name": format!("Renamed {n}")})),
+            (Method::Post, "webhooks") => wrap(json!({"url": REFUSING_URL})),
+            (Method::Patch, "{webhook_id}") => wrap(json!({"description": "changed"})),
             (Method::Post, "jobs") => json!({}),
             (Method::Post, "load-port-information") => json!({}),
             (Method::Post, "quantity") => json!({"direction": "destination"}),
@@ -257,8 +294,9 @@ impl Fixture {
 
 /// What a foreign tenant gets: `None` where the route is for everyone (the
 /// shared location catalog, reading the organization registry, creating one's
-/// own organization, listing one's own workspaces, logout, the feed of what one
-/// may read: `tests/it/changes.rs` checks it shows nothing foreign); 400 when it tries
+/// own organization, listing one's own workspaces or webhooks, creating one's
+/// own webhook, logout, the feed of what one may read: `tests/it/changes.rs`
+/// checks it shows nothing foreign); 400 when it tries
 /// to make a workspace on someone else's organization (contract section 2);
 /// 404 everywhere else.
 fn foreign_status(method: Method, pattern: &str) -> Option<u16> {
@@ -268,6 +306,7 @@ fn foreign_status(method: Method, pattern: &str) -> Option<u16> {
             && matches!(method, Method::Get | Method::Post))
         || (collection && method == Method::Get)
         || pattern == "/v2/changes"
+        || (pattern == "/v2/webhooks" && matches!(method, Method::Get | Method::Post))
     {
         None
     } else if collection && method == Method::Post {
@@ -279,7 +318,7 @@ fn foreign_status(method: Method, pattern: &str) -> Option<u16> {
 
 #[test]
 fn every_route_answers_401_without_a_key_404_to_strangers_and_works_for_its_tenant() {
-    let server = Server::start();
+    let server = Server::start_with(&["--webhook-allow-private"]);
     let out = server.cli(&["user", "add", "owner"], Some("owner-password"));
     assert!(out.status.success());
     let stranger = server.add_user("stranger", &[]);
@@ -291,7 +330,10 @@ fn every_route_answers_401_without_a_key_404_to_strangers_and_works_for_its_tena
     let mut covered = 0;
     for (n, (method, pattern, access)) in routes.iter().copied().enumerate() {
         let owner = server.login("owner", "owner-password");
-        let fixture = Fixture::new(&server, &owner, n);
+        let mut fixture = Fixture::new(&server, &owner, n);
+        if pattern.starts_with("/v2/webhooks/") {
+            fixture.add_webhook(&server, &owner, n);
+        }
         let what = format!("{} {pattern}", method.as_str());
 
         if access == Access::Session {

@@ -20,6 +20,7 @@ mod common;
 
 mod auth;
 mod caching;
+mod changes;
 mod crash;
 mod files;
 mod hostile;
@@ -29,4 +30,5 @@ mod locations;
 mod openapi;
 mod operations;
 mod v2;
+mod webhooks;
 mod workspaces;
