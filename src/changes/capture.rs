@@ -20,7 +20,7 @@ use std::sync::{Arc, Mutex};
 use rusqlite::functions::FunctionFlags;
 use rusqlite::{Connection, params};
 
-use super::sources::{SHADOWED, SOURCES, Source, Tables};
+use super::sources::{Items, SHADOWED, SOURCES, Source, Tables};
 use crate::error::ApiResult;
 
 /// The tenants owning each workspace's client and vendor organizations, kept
@@ -49,14 +49,23 @@ impl Tenants {
 #[derive(Default)]
 pub struct State {
     tenants: Tenants,
+    items: Items,
     /// What the triggers noted since the last [`record`] or [`discard`].
     notes: Arc<Mutex<Vec<Pending>>>,
 }
 
-/// Drops what a write that failed had noted (its rows were rolled back).
+/// Drops what a write that failed had noted (its rows were rolled back), and
+/// what was kept of rows it may have read.
 pub fn discard(state: &State) {
     state
         .notes
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clear();
+    state.items.clear();
+    state
+        .tenants
+        .0
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .clear();
@@ -216,6 +225,9 @@ pub fn record(conn: &Connection, actor: &str, state: &State) -> ApiResult<Option
             }
         };
         deletes |= op == Net::Deleted;
+        if id.0 == "catalog_items" {
+            state.items.forget(&id.1[0]);
+        }
         match net.get_mut(&id) {
             None => {
                 order.push(id.clone());
@@ -245,6 +257,7 @@ pub fn record(conn: &Connection, actor: &str, state: &State) -> ApiResult<Option
         "main.blobs".to_string()
     };
     let mut tenants = state.tenants.lock();
+    let items = &state.items;
     let mut last = None;
     for id in order {
         let Some((Some(state), old_status, new_status)) = net.remove(&id) else {
@@ -260,6 +273,7 @@ pub fn record(conn: &Connection, actor: &str, state: &State) -> ApiResult<Option
                 _ => format!("main.{table}"),
             },
             blobs: blobs.clone(),
+            items,
         };
         let Some(rendered) = (source.render)(conn, &from, &key)? else {
             log::warn!("change log: {table} {key:?} changed but cannot be read back");

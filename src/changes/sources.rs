@@ -3,8 +3,12 @@
 //! (`capture.rs`) installs its triggers from this table and nothing else, so a
 //! table is covered exactly when it is listed here.
 
+use std::collections::HashMap;
+
 use rusqlite::Connection;
 use serde_json::json;
+
+use crate::catalogs::CatalogItem;
 
 use crate::clock::format_ms;
 use crate::envelope::{Entity, v2_text};
@@ -43,14 +47,68 @@ pub struct Rendered {
 
 /// Reads the row of `table` with key `key`; `table` is the live table or the
 /// copy a delete left behind (and `blobs` likewise, for attachments).
-type Render = fn(&Connection, &Tables, &[String]) -> ApiResult<Option<Rendered>>;
+type Render = fn(&Connection, &Tables<'_>, &[String]) -> ApiResult<Option<Rendered>>;
 
 /// Where a render reads from.
-pub struct Tables {
+pub struct Tables<'a> {
     /// The record's own table, or its copy of deleted rows.
     pub table: String,
     /// `blobs` with the copies of blobs deleted in this write.
     pub blobs: String,
+    /// Catalog items read by earlier renders.
+    pub items: &'a Items,
+}
+
+/// Catalog items as the store holds them, kept between writes for the
+/// references that documents show expanded: read once, forgotten when their
+/// row changes (the capture sees every change) or a write fails. Bounded.
+#[derive(Default)]
+pub struct Items(std::sync::Mutex<HashMap<String, CatalogItem>>);
+
+/// Items [`Items`] keeps at most; all are forgotten beyond.
+const ITEMS_KEPT: usize = 10_000;
+
+impl Items {
+    pub fn forget(&self, id: &str) {
+        self.map().remove(id);
+    }
+
+    pub fn clear(&self) {
+        self.map().clear();
+    }
+
+    fn map(&self) -> std::sync::MutexGuard<'_, HashMap<String, CatalogItem>> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The items `ids` of `workspace`: kept ones, the others from the store.
+    fn get(
+        &self,
+        conn: &Connection,
+        workspace: &str,
+        ids: &[String],
+    ) -> rusqlite::Result<Vec<CatalogItem>> {
+        let mut map = self.map();
+        if map.len() > ITEMS_KEPT {
+            map.clear();
+        }
+        let missing: Vec<String> = ids
+            .iter()
+            .filter(|id| !map.contains_key(*id))
+            .cloned()
+            .collect();
+        if !missing.is_empty() {
+            for item in crate::catalogs::store::get_many(conn, workspace, &missing)? {
+                map.insert(item.id.clone(), item);
+            }
+        }
+        Ok(ids
+            .iter()
+            .filter_map(|id| map.get(id))
+            .filter(|item| item.workspace_id == workspace)
+            .cloned()
+            .collect())
+    }
 }
 
 /// One covered table.
@@ -161,7 +219,9 @@ pub const SOURCES: [Source; 7] = [
             let Some(doc) = crate::documents::store::get_from(conn, &from.table, &key[0])? else {
                 return Ok(None);
             };
-            let body = crate::documents::store::readable_body(conn, &doc)?;
+            let body = crate::documents::store::readable_body_with(&doc, |ids| {
+                from.items.get(conn, &doc.workspace_id, ids)
+            })?;
             Ok(Some(Rendered {
                 entity: doc.kind.key,
                 entity_type: doc.kind.entity_type,

@@ -320,6 +320,7 @@ fn commit_batch(conn: &Connection, capture: &dyn Capture, batch: &mut Vec<Job>) 
             let err = ApiError::from(err);
             log::error!("writer commit failed: {err}");
             let _ = conn.execute_batch("ROLLBACK");
+            capture.discard();
             err
         });
     let appended = committed.is_ok().then_some(last_change).flatten();

@@ -269,12 +269,23 @@ fn scalar_paths(fields: &'static [kinds::Field], prefix: &str, out: &mut Vec<Str
 /// A document body as a client reads it: quality results show references as
 /// `{id, xref, name}`.
 pub fn readable_body(conn: &Connection, doc: &Document) -> rusqlite::Result<Value> {
+    readable_body_with(doc, |ids| {
+        crate::catalogs::store::get_many(conn, &doc.workspace_id, ids)
+    })
+}
+
+/// [`readable_body`], with the catalog items of the document's workspace
+/// found by `items` (the change log keeps the ones it has read).
+pub fn readable_body_with(
+    doc: &Document,
+    items: impl FnOnce(&[String]) -> rusqlite::Result<Vec<crate::catalogs::CatalogItem>>,
+) -> rusqlite::Result<Value> {
     let mut body = doc.body.clone();
     if doc.kind.expand_references {
         let mut ids = Vec::new();
         schema::referenced_ids(doc.kind.fields, &body, &mut ids);
         if !ids.is_empty() {
-            let items = crate::catalogs::store::get_many(conn, &doc.workspace_id, &ids)?
+            let items = items(&ids)?
                 .into_iter()
                 .map(|item| (item.id.clone(), item.reference()))
                 .collect();

@@ -484,6 +484,8 @@ fn each_change_says_what_happened_to_which_record_by_whom() {
         assert!(change["occurred_at"].as_str().unwrap().ends_with('Z'));
     }
     assert_eq!(of_quality[1]["record"]["body"]["result"], "999");
+    // References are shown expanded, as GET shows them.
+    assert_eq!(of_quality[0]["record"]["body"]["test"]["name"], "Density");
     // A delete carries the record as it last was.
     assert_eq!(of_quality[2]["record"]["body"]["result"], "999");
     let event_ids: HashSet<&str> = changes
@@ -593,5 +595,42 @@ fn an_idle_stream_beats_and_ends_when_its_session_ends() {
     assert!(
         !events.read_until_line(|line| !line.is_empty()),
         "the stream ended"
+    );
+}
+
+#[test]
+fn a_renamed_catalog_item_shows_its_new_name_in_the_next_change_of_a_document() {
+    let server = Server::start();
+    let key = server.admin_key();
+    let (ws, job) = workspace_with_job(&server, &key, "Rename Co", None);
+    let path = format!("/workspaces/{ws}/jobs/{job}/quality");
+    let quality = id(&server.post(&path, &key, &quality_body(1)));
+    let feed = format!("/v2/workspaces/{ws}/changes?types=qualityResult.*,catalogItem.*");
+    let (before, start) = read_all(&server, &feed, &key, 0);
+    let created = before
+        .iter()
+        .find(|c| c["type"] == "qualityResult.created")
+        .unwrap();
+    let test = created["record"]["body"]["test"]["id"].as_str().unwrap();
+    assert_eq!(created["record"]["body"]["test"]["name"], "Density");
+    let renamed = server.patch(
+        &format!("/workspaces/{ws}/catalogs/tests/{test}"),
+        &key,
+        &json!({"name": "Density at 15 C"}),
+    );
+    assert!(renamed.status < 300, "{}", renamed.text());
+    let patched = server.patch(
+        &format!("{path}/{quality}"),
+        &key,
+        &json!({"result": "999"}),
+    );
+    assert!(patched.status < 300, "{}", patched.text());
+    let (after, _) = read_all(&server, &feed, &key, start);
+    let types: Vec<&str> = after.iter().map(|c| c["type"].as_str().unwrap()).collect();
+    assert_eq!(types, ["catalogItem.updated", "qualityResult.updated"]);
+    assert_eq!(after[0]["record"]["body"]["name"], "Density at 15 C");
+    assert_eq!(
+        after[1]["record"]["body"]["test"]["name"], "Density at 15 C",
+        "the change shows the item as it is now"
     );
 }
