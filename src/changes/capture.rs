@@ -93,12 +93,17 @@ fn gone(table: &str) -> String {
 pub fn install(conn: &Connection, state: &State) -> rusqlite::Result<()> {
     let notes = state.notes.clone();
     conn.create_scalar_function(NOTE, 6, FunctionFlags::SQLITE_UTF8, move |ctx| {
+        // Keys are text, but a rowid (a shadowed table's key) is an integer.
         let text = |i: usize| -> rusqlite::Result<Option<String>> {
-            Ok(ctx
-                .get_raw(i)
-                .as_str_or_null()
-                .map_err(|e| rusqlite::Error::UserFunctionError(Box::new(e)))?
-                .map(String::from))
+            use rusqlite::types::ValueRef;
+            Ok(match ctx.get_raw(i) {
+                ValueRef::Null => None,
+                ValueRef::Integer(n) => Some(n.to_string()),
+                ValueRef::Real(x) => Some(x.to_string()),
+                ValueRef::Text(t) | ValueRef::Blob(t) => {
+                    Some(String::from_utf8_lossy(t).into_owned())
+                }
+            })
         };
         let mut key = vec![text(1)?.unwrap_or_default()];
         if let Some(k2) = text(2)? {

@@ -634,3 +634,36 @@ fn a_renamed_catalog_item_shows_its_new_name_in_the_next_change_of_a_document() 
         "the change shows the item as it is now"
     );
 }
+
+#[test]
+fn a_deleted_attachment_carries_its_last_envelope_with_its_size_and_digest() {
+    let server = Server::start();
+    let key = server.admin_key();
+    let (ws, job) = workspace_with_job(&server, &key, "Files Co", None);
+    let files = format!("/workspaces/{ws}/jobs/{job}/files");
+    let bytes = b"survey report, page one".to_vec();
+    let body = crate::common::multipart("b0undary", &[("file", Some("survey.txt"), None, &bytes)]);
+    let file = id(&server.post_multipart(&files, Some(&key), "b0undary", &body));
+    let deleted = server.delete(&format!("{files}/{file}"), &key);
+    assert!(deleted.status < 300, "{}", deleted.text());
+    let (changes, _) = read_all(
+        &server,
+        &format!("/v2/workspaces/{ws}/changes?types=attachment.*"),
+        &key,
+        0,
+    );
+    let types: Vec<&str> = changes
+        .iter()
+        .map(|c| c["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(types, ["attachment.created", "attachment.deleted"]);
+    assert_eq!(changes[0]["entity_id"], file.as_str());
+    assert_eq!(changes[0]["record"], changes[1]["record"]);
+    assert_eq!(
+        changes[1]["record"]["type"], "svc.hub.attachment",
+        "{}",
+        changes[1]
+    );
+    let text = changes[1]["record"].to_string();
+    assert!(text.contains(&bytes.len().to_string()), "size: {text}");
+}
