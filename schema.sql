@@ -183,9 +183,9 @@ CREATE INDEX attachments_document ON attachments (document_id, created_at);
 -- Version 3: the change log (src/changes/). One entry per change of a record,
 -- appended in the same transaction as the change; `seq` is the feeds' cursor.
 CREATE TABLE changes (
-    -- Strictly increasing in commit order (one writer); never reused, even
-    -- after retention removed every entry (AUTOINCREMENT).
-    seq           INTEGER PRIMARY KEY AUTOINCREMENT,
+    -- Strictly increasing in commit order (one writer): the last one plus
+    -- one. Never reused: retention always keeps the newest entry.
+    seq           INTEGER PRIMARY KEY,
     event_id      TEXT    NOT NULL,
     -- `job.created`, `port.deactivated`, ...
     type          TEXT    NOT NULL,

@@ -5,8 +5,9 @@
 //! function of this process (`quayside_change_note`), which keeps it in
 //! memory, and a delete also keeps a copy of the row in the in-memory table
 //! `temp.gone_<table>`. [`record`] then turns what one write noted into change
-//! entries, inside that write's own savepoint: the writer thread calls it after
-//! every write (`db::writer::Capture`), so no handler can forget it. A write
+//! entries, in the same transaction, right after the write's own savepoint:
+//! the writer thread calls it after every write (`db::writer::Capture`), so no
+//! handler can forget it, and fails the whole batch if it cannot record. A write
 //! that fails is rolled back with its copies, and its notes are dropped
 //! ([`discard`]).
 //!
@@ -206,7 +207,7 @@ struct Pending {
 }
 
 /// Turns what the current write noted into change entries by `actor`; returns
-/// the last sequence appended, if any. Runs inside the write's savepoint.
+/// the last sequence appended, if any. Runs in the write's transaction.
 pub fn record(conn: &Connection, actor: &str, state: &State) -> ApiResult<Option<u64>> {
     let pending = std::mem::take(&mut *state.notes.lock().unwrap_or_else(|p| p.into_inner()));
     if pending.is_empty() {

@@ -2,8 +2,9 @@
 //!
 //! Every change of a covered record (`sources.rs`) is appended to the table
 //! `changes` in the same transaction as the change itself: the writer thread
-//! runs [`capture::record`] after every write, inside the write's savepoint
-//! (`db::writer::Capture`). So there is no committed change without its entry
+//! runs [`capture::record`] after every write, in the batch's transaction
+//! right after the write's savepoint (`db::writer::Capture`; a failure to
+//! record fails the batch). So there is no committed change without its entry
 //! and no entry without its committed change. `seq` grows strictly in commit
 //! order: one writer, and the file's write lock for the CLI.
 //!
@@ -250,9 +251,8 @@ fn from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Entry> {
 /// The last sequence committed (0 for an empty log).
 pub fn head(conn: &Connection) -> rusqlite::Result<u64> {
     let seq: Option<i64> = conn
-        .prepare_cached("SELECT seq FROM sqlite_sequence WHERE name = 'changes'")?
-        .query_row([], |row| row.get(0))
-        .optional()?;
+        .prepare_cached("SELECT max(seq) FROM changes")?
+        .query_row([], |row| row.get(0))?;
     Ok(seq.unwrap_or(0) as u64)
 }
 

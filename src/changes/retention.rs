@@ -17,7 +17,9 @@ const STEP: usize = 2000;
 pub fn trim(conn: &Connection, cutoff_ms: i64) -> rusqlite::Result<usize> {
     // The oldest entries first: sequence order is commit order, and the
     // first entry not old enough ends the step (a clock set back cannot
-    // make retention skip over a newer entry).
+    // make retention skip over a newer entry). The newest entry is always
+    // kept: the next sequence is the newest plus one, so it never repeats.
+    let head = super::head(conn)? as i64;
     let mut last = None;
     let mut count = 0;
     {
@@ -26,7 +28,7 @@ pub fn trim(conn: &Connection, cutoff_ms: i64) -> rusqlite::Result<usize> {
         let mut rows = oldest.query([STEP as i64])?;
         while let Some(row) = rows.next()? {
             let (seq, at): (i64, i64) = (row.get(0)?, row.get(1)?);
-            if at >= cutoff_ms {
+            if at >= cutoff_ms || seq >= head {
                 break;
             }
             last = Some(seq);

@@ -23,14 +23,16 @@ const MAX_BATCH: usize = 256;
 /// Writes waiting beyond this make submitters wait (backpressure, not memory growth).
 const QUEUE_DEPTH: usize = 4096;
 
-/// What the writer runs around every write, whatever the write is: the change
+/// What the writer runs after every write, whatever the write is: the change
 /// log (`changes::capture`). The store does not know what it records; the
 /// server hands it in when it opens the store.
 pub trait Capture: Send + Sync + 'static {
     /// Prepares the writer's connection, once.
     fn install(&self, conn: &Connection) -> rusqlite::Result<()>;
-    /// Records what the write just run by `actor` changed, inside its
-    /// savepoint; returns the last change sequence it appended, if any.
+    /// Records what the write just run by `actor` changed, in the batch's
+    /// transaction right after the write's savepoint was released; returns
+    /// the last change sequence it appended, if any. An error fails the
+    /// whole batch.
     fn record(&self, conn: &Connection, actor: &str) -> ApiResult<Option<u64>>;
     /// Forgets what a write that failed had changed (it was rolled back).
     fn discard(&self);
@@ -60,9 +62,7 @@ trait WriteJob: Send {
     fn actor(&self) -> &str;
     /// Runs the write; true when its savepoint should be kept.
     fn run(&mut self, conn: &Connection) -> bool;
-    /// Replaces the write's result with an error (its changes could not be
-    /// recorded); its savepoint is then rolled back.
-    fn fail(&mut self, err: ApiError);
+
     /// Answers the caller with the write's own result, unless the batch failed.
     fn deliver(self: Box<Self>, committed: ApiResult<()>);
 }
@@ -81,10 +81,6 @@ where
 {
     fn actor(&self) -> &str {
         &self.actor
-    }
-
-    fn fail(&mut self, err: ApiError) {
-        self.result = Some(Err(err));
     }
 
     fn run(&mut self, conn: &Connection) -> bool {
@@ -234,7 +230,7 @@ fn shutting_down() -> ApiError {
 }
 
 /// Runs one batch: each job in its own savepoint, its changes recorded by
-/// `capture` in that savepoint, one COMMIT for all. Returns the last change
+/// `capture` right after it, one COMMIT for all. Returns the last change
 /// sequence committed, if the batch appended any.
 ///
 /// SQLite may roll back a whole transaction by itself on some errors (disk full,
@@ -244,6 +240,8 @@ fn commit_batch(conn: &Connection, capture: &dyn Capture, batch: &mut Vec<Job>) 
     let mut done: Vec<Job> = Vec::with_capacity(batch.len());
     let mut in_transaction = false;
     let mut last_change: Option<u64> = None;
+    // The first failure to record a write's changes: the batch is rolled back.
+    let mut unrecorded: Option<ApiError> = None;
     for mut job in batch.drain(..) {
         if !in_transaction {
             if let Err(err) = conn
@@ -264,22 +262,39 @@ fn commit_batch(conn: &Connection, capture: &dyn Capture, batch: &mut Vec<Job>) 
             job.deliver(Err(ApiError::from(err)));
             continue;
         }
-        let mut keep = job.run(conn);
-        let mut recorded = None;
+        let keep = job.run(conn);
         if !keep {
             capture.discard();
         }
-        if keep && !conn.is_autocommit() {
-            match capture.record(conn, job.actor()) {
-                Ok(last) => recorded = last,
-                Err(err) => {
-                    log::error!("cannot record a write's changes: {}", err.chain());
-                    job.fail(err);
-                    keep = false;
+        let mut abandoned = conn.is_autocommit();
+        if !abandoned {
+            let closed = if keep {
+                conn.prepare_cached("RELEASE request")
+                    .and_then(|mut s| s.execute([]))
+                    .map(|_| ())
+            } else {
+                conn.execute_batch("ROLLBACK TO request; RELEASE request")
+            };
+            if let Err(err) = &closed {
+                log::error!("writer cannot close a savepoint: {err}");
+            }
+            if keep && closed.is_ok() {
+                // Recorded after the write's savepoint is released, in the
+                // batch's transaction: the log's pages are not copied to a
+                // savepoint journal by every write. A write whose changes
+                // cannot be recorded fails the whole batch (below), so no
+                // change is ever committed without its entry.
+                match capture.record(conn, job.actor()) {
+                    Ok(last) => last_change = last.or(last_change),
+                    Err(err) => {
+                        log::error!("cannot record a write's changes: {}", err.chain());
+                        unrecorded.get_or_insert(err);
+                    }
                 }
+                abandoned = conn.is_autocommit();
             }
         }
-        if conn.is_autocommit() {
+        if abandoned {
             capture.discard();
             // SQLite abandoned the transaction: nothing of this batch so far is stored.
             let lost = ApiError::StorageFull;
@@ -293,23 +308,20 @@ fn commit_batch(conn: &Connection, capture: &dyn Capture, batch: &mut Vec<Job>) 
             job.deliver(Err(lost));
             in_transaction = false;
             last_change = None;
+            unrecorded = None;
             continue;
-        }
-        let closed = if keep {
-            conn.prepare_cached("RELEASE request")
-                .and_then(|mut s| s.execute([]))
-                .map(|_| ())
-        } else {
-            conn.execute_batch("ROLLBACK TO request; RELEASE request")
-        };
-        match closed {
-            Ok(()) if keep => last_change = recorded.or(last_change),
-            Ok(()) => {}
-            Err(err) => log::error!("writer cannot close a savepoint: {err}"),
         }
         done.push(job);
     }
     if !in_transaction {
+        return None;
+    }
+    if let Some(err) = unrecorded {
+        let _ = conn.execute_batch("ROLLBACK");
+        capture.discard();
+        for job in done {
+            job.deliver(Err(clone_error(&err)));
+        }
         return None;
     }
     let committed = conn
@@ -400,6 +412,74 @@ mod tests {
             .await
             .expect("read");
         assert_eq!(stored, vec!["a".to_string(), "c".to_string()]);
+        db.close().expect("close");
+    }
+
+    /// A capture that cannot record the write of actor `refuse`.
+    struct Refusing;
+
+    impl super::Capture for Refusing {
+        fn install(&self, _: &rusqlite::Connection) -> rusqlite::Result<()> {
+            Ok(())
+        }
+        fn record(
+            &self,
+            _: &rusqlite::Connection,
+            actor: &str,
+        ) -> crate::error::ApiResult<Option<u64>> {
+            if actor == "refuse" {
+                return Err(ApiError::internal("cannot record"));
+            }
+            Ok(None)
+        }
+        fn discard(&self) {}
+        fn head(&self, _: &rusqlite::Connection) -> rusqlite::Result<u64> {
+            Ok(0)
+        }
+    }
+
+    /// Architecture invariant: no change is committed without its entry. A
+    /// write whose changes cannot be recorded fails its whole batch: nothing
+    /// of the batch is stored and every write in it answers the error.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_write_that_cannot_be_recorded_fails_its_whole_batch() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let db = Db::open(
+            &dir.path().join("unrecorded.db"),
+            2,
+            None,
+            std::sync::Arc::new(Refusing),
+        )
+        .expect("open");
+        db.write(|conn| Ok(conn.execute_batch("CREATE TABLE t (x TEXT)")?))
+            .await
+            .expect("table");
+        let hold = tokio::spawn(db.write(|_| {
+            std::thread::sleep(Duration::from_millis(150));
+            Ok(())
+        }));
+        tokio::time::sleep(Duration::from_millis(30)).await;
+        let insert = |x: &'static str, actor: &'static str| {
+            db.write_as(std::sync::Arc::from(actor), move |conn| {
+                conn.execute("INSERT INTO t (x) VALUES (?1)", [x])?;
+                Ok(())
+            })
+        };
+        let (a, b, c) = (
+            tokio::spawn(insert("a", "alice")),
+            tokio::spawn(insert("b", "refuse")),
+            tokio::spawn(insert("c", "alice")),
+        );
+        hold.await.expect("join").expect("hold");
+        for answer in [a, b, c] {
+            let err = answer.await.expect("join").expect_err("the batch failed");
+            assert_eq!(err.status(), 500);
+        }
+        let stored: i64 = db
+            .read(|conn, _| Ok(conn.query_row("SELECT count(*) FROM t", [], |r| r.get(0))?))
+            .await
+            .expect("read");
+        assert_eq!(stored, 0, "nothing of the batch was stored");
         db.close().expect("close");
     }
 }
