@@ -216,8 +216,40 @@ pub const SOURCES: [Source; 7] = [
         key: &["id"],
         status: None,
         render: |conn, from, key| {
-            let Some(doc) = crate::documents::store::get_from(conn, &from.table, &key[0])? else {
-                return Ok(None);
+            use crate::documents::store::{Stored, stored_from};
+            let doc = match stored_from(conn, &from.table, &key[0])? {
+                None => return Ok(None),
+                Some(Stored::Parsed(doc)) => doc,
+                // Shown as stored: the body's text goes into the envelope as it is.
+                Some(Stored::Raw {
+                    id,
+                    workspace_id,
+                    kind,
+                    body,
+                    created_at,
+                    updated_at,
+                }) => {
+                    let body = serde_json::value::RawValue::from_string(body).map_err(|e| {
+                        crate::error::ApiError::internal_from(
+                            format!("document {id} has a body that is not JSON"),
+                            e,
+                        )
+                    })?;
+                    return Ok(Some(Rendered {
+                        entity: kind.key,
+                        entity_type: kind.entity_type,
+                        record: v2_text(
+                            kind.entity_type,
+                            &id,
+                            &body,
+                            &format_ms(created_at),
+                            &format_ms(updated_at),
+                        )?,
+                        entity_id: id,
+                        feed: FeedName::Workspaces,
+                        workspace_id: Some(workspace_id),
+                    }));
+                }
             };
             let body = crate::documents::store::readable_body_with(&doc, |ids| {
                 from.items.get(conn, &doc.workspace_id, ids)

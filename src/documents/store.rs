@@ -114,11 +114,40 @@ pub fn get_any(conn: &Connection, workspace: &str, id: &str) -> rusqlite::Result
     .optional()
 }
 
-/// A document row of `table`: `documents`, or the change log's copy of a
-/// deleted row (see `changes::capture`).
-pub fn get_from(conn: &Connection, table: &str, id: &str) -> rusqlite::Result<Option<Document>> {
+/// A document as the change log reads it back.
+pub enum Stored {
+    /// The document, its body parsed (a kind that shows references expanded).
+    Parsed(Document),
+    /// A kind whose body is shown as stored: the body's JSON text, unparsed.
+    Raw {
+        id: String,
+        workspace_id: String,
+        kind: &'static Kind,
+        body: String,
+        created_at: i64,
+        updated_at: i64,
+    },
+}
+
+/// A document row of `table` (`documents`, or the change log's copy of a
+/// deleted row; see `changes::capture`), its body parsed only when a client
+/// would read it other than as stored.
+pub fn stored_from(conn: &Connection, table: &str, id: &str) -> rusqlite::Result<Option<Stored>> {
     conn.prepare_cached(&format!("SELECT {COLUMNS} FROM {table} WHERE id = ?1"))?
-        .query_row([id], from_row)
+        .query_row([id], |row| {
+            let kind = kinds::by_key(row.get_ref(2)?.as_str()?);
+            match kind {
+                Some(kind) if !kind.expand_references => Ok(Stored::Raw {
+                    id: row.get(0)?,
+                    workspace_id: row.get(1)?,
+                    kind,
+                    body: row.get(4)?,
+                    created_at: row.get(5)?,
+                    updated_at: row.get(6)?,
+                }),
+                _ => from_row(row).map(Stored::Parsed),
+            }
+        })
         .optional()
 }
 
