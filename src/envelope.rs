@@ -13,15 +13,28 @@ pub fn older(id: &str, body: Value) -> Value {
     json!({"id": id, "body": body})
 }
 
+/// The v2 envelope's shape: the one place its fields are named.
+#[derive(serde::Serialize)]
+struct V2<'a, B: ?Sized> {
+    #[serde(rename = "type")]
+    entity_type: &'a str,
+    id: &'a str,
+    body: &'a B,
+    created_at: &'a str,
+    updated_at: &'a str,
+}
+
 /// `{type, id, body, created_at, updated_at}`.
 pub fn v2(entity_type: &str, id: &str, body: Value, created_at: i64, updated_at: i64) -> Value {
-    json!({
-        "type": entity_type,
-        "id": id,
-        "body": body,
-        "created_at": clock::format_ms(created_at),
-        "updated_at": clock::format_ms(updated_at),
-    })
+    let envelope = V2 {
+        entity_type,
+        id,
+        body: &body,
+        created_at: &clock::format_ms(created_at),
+        updated_at: &clock::format_ms(updated_at),
+    };
+    // An envelope of strings and a JSON value always serializes.
+    serde_json::to_value(&envelope).unwrap_or(Value::Null)
 }
 
 /// The v2 envelope of `body`, written straight to JSON text (the change log:
@@ -33,15 +46,6 @@ pub fn v2_text<B: serde::Serialize + ?Sized>(
     created_at: &str,
     updated_at: &str,
 ) -> ApiResult<String> {
-    #[derive(serde::Serialize)]
-    struct V2<'a, B: ?Sized> {
-        #[serde(rename = "type")]
-        entity_type: &'a str,
-        id: &'a str,
-        body: &'a B,
-        created_at: &'a str,
-        updated_at: &'a str,
-    }
     serde_json::to_string(&V2 {
         entity_type,
         id,

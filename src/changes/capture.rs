@@ -21,35 +21,18 @@ use std::sync::{Arc, Mutex};
 use rusqlite::functions::FunctionFlags;
 use rusqlite::{Connection, params};
 
-use super::sources::{Items, SHADOWED, SOURCES, Source, Tables};
+use super::sources::{Items, Kept, SHADOWED, SOURCES, Source, Tables};
 use crate::error::ApiResult;
 
-/// The tenants owning each workspace's client and vendor organizations, kept
-/// between writes: read once per workspace, forgotten when the workspace row
-/// changes (organizations never change their owner). Bounded in entries.
-#[derive(Default)]
-pub struct Tenants(Mutex<HashMap<String, Parties>>);
-
-/// The tenants owning a workspace's client and vendor organizations.
+/// The tenants owning a workspace's client and vendor organizations: who may
+/// read its records (organizations never change their owner).
 type Parties = (Option<String>, Option<String>);
-
-/// Workspaces [`Tenants`] keeps at most; all are forgotten beyond.
-const TENANTS_KEPT: usize = 10_000;
-
-impl Tenants {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Parties>> {
-        let mut map = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        if map.len() > TENANTS_KEPT {
-            map.clear();
-        }
-        map
-    }
-}
 
 /// What the capture keeps between writes of one connection.
 #[derive(Default)]
 pub struct State {
-    tenants: Tenants,
+    /// Each workspace's [`Parties`].
+    tenants: Kept<Parties>,
     items: Items,
     /// What the triggers noted since the last [`record`] or [`discard`].
     notes: Arc<Mutex<Vec<Pending>>>,
@@ -64,12 +47,7 @@ pub fn discard(state: &State) {
         .unwrap_or_else(|p| p.into_inner())
         .clear();
     state.items.clear();
-    state
-        .tenants
-        .0
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .clear();
+    state.tenants.clear();
 }
 
 /// The SQL function the triggers call: `(table, key1, key2, op, old status,
@@ -262,7 +240,7 @@ pub fn record(conn: &Connection, actor: &str, state: &State) -> ApiResult<Option
     } else {
         "main.blobs".to_string()
     };
-    let mut tenants = state.tenants.lock();
+    let tenants = &state.tenants;
     let items = &state.items;
     let mut last = None;
     for id in order {
@@ -288,21 +266,14 @@ pub fn record(conn: &Connection, actor: &str, state: &State) -> ApiResult<Option
         let verb = verb(source, state, old_status.as_deref(), new_status.as_deref());
         if table == "workspaces" {
             // The workspace itself changed: its parties may have too.
-            tenants.remove(&key[0]);
+            tenants.forget(&key[0]);
         }
         let (client, vendor) = match &rendered.workspace_id {
-            Some(workspace) => match tenants.get(workspace) {
-                Some(found) => found.clone(),
-                None => {
-                    let found = workspace_tenants(conn, workspace)?;
-                    tenants.insert(workspace.clone(), found.clone());
-                    found
-                }
-            },
+            Some(workspace) => tenants.get_or(workspace, || workspace_tenants(conn, workspace))?,
             None => (None, None),
         };
         if state == Net::Deleted && table == "workspaces" {
-            tenants.remove(&key[0]);
+            tenants.forget(&key[0]);
         }
         conn.prepare_cached(
             "INSERT INTO changes (event_id, type, entity_type, entity_id, feed, workspace_id, \
@@ -348,26 +319,12 @@ fn verb(source: &Source, state: Net, old: Option<&str>, new: Option<&str>) -> &'
 /// The tenants owning a workspace's client and vendor organizations: who may
 /// read its records. A workspace deleted in this write is read from its copy.
 fn workspace_tenants(conn: &Connection, workspace: &str) -> rusqlite::Result<Parties> {
-    let sql = |table: &str| {
-        format!(
-            "SELECT (SELECT audience FROM organizations WHERE id = w.client_id), \
-             (SELECT audience FROM organizations WHERE id = w.vendor_id) \
-             FROM {table} w WHERE w.id = ?1"
-        )
+    use crate::workspaces::store::get_from;
+    let found = match get_from(conn, "main.workspaces", workspace)? {
+        Some(found) => Some(found),
+        None => get_from(conn, &gone("workspaces"), workspace)?,
     };
-    use rusqlite::OptionalExtension;
-    let live = conn
-        .prepare_cached(&sql("main.workspaces"))?
-        .query_row([workspace], |row| Ok((row.get(0)?, row.get(1)?)))
-        .optional()?;
-    match live {
-        Some(found) => Ok(found),
-        None => Ok(conn
-            .prepare_cached(&sql(&gone("workspaces")))?
-            .query_row([workspace], |row| Ok((row.get(0)?, row.get(1)?)))
-            .optional()?
-            .unwrap_or((None, None))),
-    }
+    Ok(found.map_or((None, None), |ws| (ws.client_audience, ws.vendor_audience)))
 }
 
 #[cfg(test)]

@@ -15,7 +15,7 @@ use super::{Feed, LIMIT_DEFAULT, LIMIT_MAX, Page, Query, TypeFilter, Viewer};
 use crate::app::{Ctx, Endpoint, Follow, Wake, session};
 use crate::error::{ApiError, ApiResult};
 use crate::http::{Method::Get, Response};
-use crate::listing::distinct_params;
+use crate::listing::{distinct_params, whole_number_param};
 use crate::openapi::op::Op;
 use crate::openapi::op::tags::CHANGES;
 use crate::openapi::schema::{array, describe, integer, object, query, schema_ref, string};
@@ -152,10 +152,17 @@ fn parse(ctx: &Ctx) -> ApiResult<Params> {
     for (name, value) in distinct_params(ctx.req.query_pairs(), &[])? {
         match name {
             "since" if value == "now" => params.since = Since::Now,
-            "since" => params.since = Since::Seq(number(name, value, u64::MAX)?),
-            "limit" => params.limit = number(name, value, LIMIT_MAX as u64)?.max(1) as usize,
+            "since" => {
+                params.since = Since::Seq(whole_number_param(name, value, 0, i64::MAX)? as u64)
+            }
+            "limit" => {
+                params.limit = whole_number_param(name, value, 1, LIMIT_MAX as i64)? as usize
+            }
             "types" => params.types = Some(TypeFilter::parse(value, name)?),
-            "wait" => params.wait = Duration::from_secs(number(name, value, WAIT_MAX_SECS)?),
+            "wait" => {
+                let seconds = whole_number_param(name, value, 0, WAIT_MAX_SECS as i64)?;
+                params.wait = Duration::from_secs(seconds as u64)
+            }
             other => {
                 return Err(ApiError::invalid_query(
                     other,
@@ -177,16 +184,6 @@ fn parse(ctx: &Ctx) -> ApiResult<Params> {
         }
     }
     Ok(params)
-}
-
-fn number(name: &str, value: &str, max: u64) -> ApiResult<u64> {
-    match value.parse::<u64>() {
-        Ok(n) if n <= max => Ok(n),
-        _ => Err(ApiError::invalid_query(
-            name,
-            format!("`{name}` must be a whole number from 0 to {max}, not {value:?}"),
-        )),
-    }
 }
 
 /// Reads one page of `which` for the caller, past `since` (`now`: the head).

@@ -59,16 +59,21 @@ pub struct Tables<'a> {
     pub items: &'a Items,
 }
 
-/// Catalog items as the store holds them, kept between writes for the
-/// references that documents show expanded: read once, forgotten when their
-/// row changes (the capture sees every change) or a write fails. Bounded.
-#[derive(Default)]
-pub struct Items(std::sync::Mutex<HashMap<String, CatalogItem>>);
+/// Rows the capture keeps between writes, by id: read once, forgotten when
+/// their row changes (the capture sees every change) or a write fails.
+/// Bounded: beyond [`KEPT`] entries, all are forgotten.
+pub struct Kept<V>(std::sync::Mutex<HashMap<String, V>>);
 
-/// Items [`Items`] keeps at most; all are forgotten beyond.
-const ITEMS_KEPT: usize = 10_000;
+/// Entries a [`Kept`] holds at most.
+const KEPT: usize = 10_000;
 
-impl Items {
+impl<V> Default for Kept<V> {
+    fn default() -> Self {
+        Kept(std::sync::Mutex::default())
+    }
+}
+
+impl<V: Clone> Kept<V> {
     pub fn forget(&self, id: &str) {
         self.map().remove(id);
     }
@@ -77,10 +82,31 @@ impl Items {
         self.map().clear();
     }
 
-    fn map(&self) -> std::sync::MutexGuard<'_, HashMap<String, CatalogItem>> {
-        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    fn map(&self) -> std::sync::MutexGuard<'_, HashMap<String, V>> {
+        let mut map = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if map.len() > KEPT {
+            map.clear();
+        }
+        map
     }
 
+    /// The entry `id`, read by `read` when it is not kept.
+    pub fn get_or<E>(&self, id: &str, read: impl FnOnce() -> Result<V, E>) -> Result<V, E> {
+        let mut map = self.map();
+        if let Some(found) = map.get(id) {
+            return Ok(found.clone());
+        }
+        let found = read()?;
+        map.insert(id.to_string(), found.clone());
+        Ok(found)
+    }
+}
+
+/// Catalog items as the store holds them, for the references that documents
+/// show expanded.
+pub type Items = Kept<CatalogItem>;
+
+impl Items {
     /// The items `ids` of `workspace`: kept ones, the others from the store.
     fn get(
         &self,
@@ -89,9 +115,6 @@ impl Items {
         ids: &[String],
     ) -> rusqlite::Result<Vec<CatalogItem>> {
         let mut map = self.map();
-        if map.len() > ITEMS_KEPT {
-            map.clear();
-        }
         let missing: Vec<String> = ids
             .iter()
             .filter(|id| !map.contains_key(*id))

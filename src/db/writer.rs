@@ -361,19 +361,17 @@ mod tests {
     use crate::db::Db;
     use crate::error::ApiError;
 
-    /// Architecture invariant: one request's writes are one unit. Three writes
-    /// queued behind a held writer run as one batch; the one that fails after
-    /// writing leaves nothing, the two around it are committed.
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_failing_write_rolls_back_only_its_own_savepoint_in_a_batch() {
+    /// A store with a table `t`, and a write holding the writer for 150 ms:
+    /// writes queued in the meantime run as one batch after it.
+    async fn held_store(
+        capture: std::sync::Arc<dyn super::Capture>,
+    ) -> (
+        tempfile::TempDir,
+        Db,
+        tokio::task::JoinHandle<crate::error::ApiResult<()>>,
+    ) {
         let dir = tempfile::tempdir().expect("temp dir");
-        let db = Db::open(
-            &dir.path().join("batch.db"),
-            2,
-            None,
-            std::sync::Arc::new(crate::db::writer::NoCapture),
-        )
-        .expect("open");
+        let db = Db::open(&dir.path().join("batch.db"), 2, None, capture).expect("open");
         db.write(|conn| Ok(conn.execute_batch("CREATE TABLE t (x TEXT)")?))
             .await
             .expect("table");
@@ -382,6 +380,15 @@ mod tests {
             Ok(())
         }));
         tokio::time::sleep(Duration::from_millis(30)).await;
+        (dir, db, hold)
+    }
+
+    /// Architecture invariant: one request's writes are one unit. Three writes
+    /// queued behind a held writer run as one batch; the one that fails after
+    /// writing leaves nothing, the two around it are committed.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_failing_write_rolls_back_only_its_own_savepoint_in_a_batch() {
+        let (_dir, db, hold) = held_store(std::sync::Arc::new(crate::db::writer::NoCapture)).await;
         let insert = |x: &'static str, fail: bool| {
             db.write(move |conn| {
                 conn.execute("INSERT INTO t (x) VALUES (?1)", [x])?;
@@ -443,22 +450,7 @@ mod tests {
     /// of the batch is stored and every write in it answers the error.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_write_that_cannot_be_recorded_fails_its_whole_batch() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let db = Db::open(
-            &dir.path().join("unrecorded.db"),
-            2,
-            None,
-            std::sync::Arc::new(Refusing),
-        )
-        .expect("open");
-        db.write(|conn| Ok(conn.execute_batch("CREATE TABLE t (x TEXT)")?))
-            .await
-            .expect("table");
-        let hold = tokio::spawn(db.write(|_| {
-            std::thread::sleep(Duration::from_millis(150));
-            Ok(())
-        }));
-        tokio::time::sleep(Duration::from_millis(30)).await;
+        let (_dir, db, hold) = held_store(std::sync::Arc::new(Refusing)).await;
         let insert = |x: &'static str, actor: &'static str| {
             db.write_as(std::sync::Arc::from(actor), move |conn| {
                 conn.execute("INSERT INTO t (x) VALUES (?1)", [x])?;

@@ -488,6 +488,23 @@ fn each_change_says_what_happened_to_which_record_by_whom() {
     assert_eq!(of_quality[0]["record"]["body"]["test"]["name"], "Density");
     // A delete carries the record as it last was.
     assert_eq!(of_quality[2]["record"]["body"]["result"], "999");
+    // A change has exactly the fields the OpenAPI document's `Change` names.
+    let schema = page(&server, "/openapi.json", &key)["components"]["schemas"]["Change"].clone();
+    let mut documented: Vec<&str> = schema["properties"]
+        .as_object()
+        .expect("Change properties")
+        .keys()
+        .map(String::as_str)
+        .collect();
+    let mut sent: Vec<&str> = of_quality[0]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    documented.sort();
+    sent.sort();
+    assert_eq!(sent, documented);
     let event_ids: HashSet<&str> = changes
         .iter()
         .map(|c| c["event_id"].as_str().unwrap())
