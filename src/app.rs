@@ -309,14 +309,11 @@ impl Ctx {
         // in the store, as a handler's first read would.
         match found.recheck {
             None => true,
-            Some(hash) => {
-                let guard = self.app.sessions.guard(hash);
-                self.app
-                    .db
-                    .read(move |conn, at| guard.confirm(conn, at))
-                    .await
-                    .is_ok()
-            }
+            Some(hash) => self
+                .app
+                .confirm(self.app.sessions.guard(hash))
+                .await
+                .is_ok(),
         }
     }
 }
@@ -416,6 +413,12 @@ impl App {
         })
     }
 
+    /// Confirms in the store a session taken from a cache the store has moved
+    /// past, in a read of its own.
+    async fn confirm(&self, guard: SessionGuard) -> ApiResult<()> {
+        self.db.read(move |conn, at| guard.confirm(conn, at)).await
+    }
+
     /// Begins shutdown: live streams end and waiting long-polls answer, so
     /// that the requests in flight can finish.
     pub fn shut_down(&self) {
@@ -467,12 +470,7 @@ impl App {
         // A handler that never reached the store has not confirmed a session
         // taken from a stale cache: confirm it before anything is answered.
         if let Some(guard) = guard.filter(|g| !g.passed()) {
-            let confirm = guard.clone();
-            if let Err(err) = self
-                .db
-                .read(move |conn, at| confirm.confirm(conn, at))
-                .await
-            {
+            if let Err(err) = self.confirm(guard).await {
                 return Response::error(&err);
             }
         }
