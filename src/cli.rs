@@ -90,6 +90,16 @@ struct ServeArgs {
     /// Read connections in the pool.
     #[arg(long, default_value_t = 8)]
     readers: u32,
+    /// Where the access log (one line per request, at log level info) goes:
+    /// `stderr`, `off`, or a file (appended to; reopened on SIGHUP).
+    #[arg(long, env = "QUAYSIDE_ACCESS_LOG", default_value = "stderr")]
+    access_log: crate::http::access_log::Target,
+    /// Access lines held for the writer before new ones are dropped (counted).
+    #[arg(long, hide = true, default_value_t = crate::http::access_log::Options::default().capacity)]
+    access_log_queue_lines: usize,
+    /// Milliseconds between the access log writer's drains of its queue.
+    #[arg(long, hide = true, default_value_t = 100)]
+    access_log_flush_ms: u64,
     /// Seconds a client may take to send its request headers.
     #[arg(long, hide = true, default_value_t = 15)]
     header_timeout_secs: u64,
@@ -175,7 +185,7 @@ pub fn main() -> i32 {
     let cli = Cli::parse();
     init_logging(cli.log_level);
     let result = match cli.command {
-        Command::Serve(args) => serve(&cli.data, args),
+        Command::Serve(args) => serve(&cli.data, cli.log_level, args),
         Command::User(command) => user(&cli.data, command),
         Command::Backup { out } => backup(&cli.data, &out),
         Command::Check => check(&cli.data),
@@ -196,10 +206,34 @@ fn init_logging(level: LevelFilter) {
         .set_target_level(LevelFilter::Error)
         .set_thread_level(LevelFilter::Off)
         .build();
-    let _ = simplelog::WriteLogger::init(level, config, std::io::stderr());
+    let _ = simplelog::WriteLogger::init(level, config, WholeLines::default());
 }
 
-fn serve(data: &Path, args: ServeArgs) -> CliResult {
+/// Stderr for the log, written a whole line per `write` (simplelog writes a
+/// line in pieces), so that lines stay whole beside the access log's writes
+/// to the same pipe or file.
+#[derive(Default)]
+struct WholeLines(Vec<u8>);
+
+impl Write for WholeLines {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.extend_from_slice(bytes);
+        if let Some(end) = self.0.iter().rposition(|&b| b == b'\n') {
+            let result = std::io::stderr().lock().write_all(&self.0[..=end]);
+            self.0.drain(..=end);
+            result?;
+        }
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        let result = std::io::stderr().lock().write_all(&self.0);
+        self.0.clear();
+        result
+    }
+}
+
+fn serve(data: &Path, log_level: LevelFilter, args: ServeArgs) -> CliResult {
     let settings = Settings {
         session_idle: Duration::from_secs(args.session_idle_secs.max(1)),
         session_max: Duration::from_secs(args.session_max_secs.max(1)),
@@ -263,6 +297,20 @@ fn serve(data: &Path, args: ServeArgs) -> CliResult {
             // is for requests that are still working.
             stopping.shut_down();
         };
+        // Access lines are info lines: `--log-level warn` turns them off too.
+        let access = if log_level >= LevelFilter::Info {
+            crate::http::access_log::AccessLog::start(
+                &args.access_log,
+                &crate::http::access_log::Options {
+                    capacity: args.access_log_queue_lines.max(1),
+                    flush_every: Duration::from_millis(args.access_log_flush_ms.max(1)),
+                },
+            )
+            .map_err(|e| format!("cannot open the access log: {e}"))?
+        } else {
+            crate::http::access_log::AccessLog::off()
+        };
+        let reopening = tokio::spawn(reopen_on_hangup(access.clone()));
         let serving = app.clone();
         crate::http::server::serve(
             listener,
@@ -276,8 +324,11 @@ fn serve(data: &Path, args: ServeArgs) -> CliResult {
                 grace: Duration::from_secs(args.shutdown_grace_secs),
                 body_timeout: Duration::from_secs(args.body_timeout_secs.max(1)),
             },
+            access.clone(),
         )
         .await;
+        reopening.abort();
+        access.finish();
         app.shut_down();
         let _ = retention.await;
         if let Err(err) = deliveries.await {
@@ -310,6 +361,23 @@ fn limit_malloc_arenas() {
             mallopt(M_ARENA_MAX, 8);
         }
     }
+}
+
+/// SIGHUP: the access log reopens its file (after logrotate moved it).
+async fn reopen_on_hangup(access: crate::http::access_log::AccessLog) {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let Ok(mut hangups) = signal(SignalKind::hangup()) else {
+            return;
+        };
+        while hangups.recv().await.is_some() {
+            access.reopen();
+            log::info!("SIGHUP: reopening the access log");
+        }
+    }
+    #[cfg(not(unix))]
+    std::future::pending::<()>().await;
 }
 
 async fn shutdown_signal() {

@@ -4,6 +4,7 @@
 //! Architecture invariant: only this module knows hyper. Domain modules see
 //! [`Request`] and [`Response`] and return [`crate::error::ApiError`].
 
+pub mod access_log;
 pub mod client;
 pub mod multipart;
 pub mod range;

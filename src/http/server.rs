@@ -1,6 +1,6 @@
 //! The listener: accepts connections, serves HTTP/1.1 on each with hyper, turns
-//! hyper's request into ours, writes one access-log line per request, and on
-//! shutdown stops accepting and lets requests in flight finish (bounded).
+//! hyper's request into ours, hands one access-log line per request to the
+//! [`super::access_log`] writer, and on shutdown stops accepting and lets requests in flight finish (bounded).
 //!
 //! A connection that is not working on a request (no request in the handler,
 //! no response body still being written) for longer than the header timeout is
@@ -25,6 +25,7 @@ use hyper_util::rt::TokioIo;
 use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::TcpListener;
 
+use super::access_log::AccessLog;
 use super::request::{Method, Request};
 use super::response::{Response, ResponseBody};
 
@@ -47,6 +48,7 @@ pub async fn serve<H, Fut>(
     handler: H,
     shutdown: impl Future<Output = ()>,
     limits: Limits,
+    access: AccessLog,
 ) where
     H: Fn(Request) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Response> + Send + 'static,
@@ -72,15 +74,17 @@ pub async fn serve<H, Fut>(
         };
         let _ = stream.set_nodelay(true);
         let handler = handler.clone();
+        let access = access.clone();
         let body_timeout = limits.body_timeout;
         let activity = Arc::new(Activity::new(epoch));
         let tracked = activity.clone();
         let service = service_fn(move |req: hyper::Request<Incoming>| {
             let handler = handler.clone();
+            let access = access.clone();
             let activity = tracked.clone();
             activity.begin();
             async move {
-                let response = handle(&*handler, req, remote, body_timeout).await;
+                let response = handle(&*handler, req, remote, body_timeout, &access).await;
                 Ok::<_, std::convert::Infallible>(response.map(|body| Tracked {
                     body,
                     activity: Some(activity),
@@ -197,14 +201,14 @@ async fn handle<H, Fut>(
     req: hyper::Request<Incoming>,
     remote: SocketAddr,
     body_timeout: Duration,
+    access: &AccessLog,
 ) -> hyper::Response<ResponseBody>
 where
     H: Fn(Request) -> Fut,
     Fut: Future<Output = Response>,
 {
     // The access line costs a clock read and two copies; skip them when off.
-    let logging = log::log_enabled!(target: "access", log::Level::Info);
-    let started = logging.then(Instant::now);
+    let started = access.enabled().then(Instant::now);
     let (parts, body) = req.into_parts();
     let target = parts
         .uri
@@ -224,13 +228,12 @@ where
         Err(err) => Response::error(&err),
     };
     if let Some(started) = started {
-        log::info!(
-            target: "access",
-            "{remote} {} {} {} {:.1}ms",
-            parts.method,
-            redact_secrets(target),
+        access.record(
+            remote,
+            parts.method.as_str(),
+            &redact_secrets(target),
             response.status(),
-            started.elapsed().as_secs_f64() * 1000.0
+            started.elapsed(),
         );
     }
     response.into_hyper()

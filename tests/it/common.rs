@@ -188,6 +188,12 @@ impl Server {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
+    /// The log once `done` holds for it (the access log is written in the
+    /// background, at most a tenth of a second late); panics after 10 s.
+    pub fn log_when(&self, done: impl Fn(&str) -> bool) -> String {
+        wait_for_file(&self.log, done)
+    }
+
     /// Sends a request. `key` goes in `Authorization: Bearer`.
     pub fn request(
         &self,
@@ -248,6 +254,10 @@ impl Server {
 
     /// Kills the server with SIGKILL (no shutdown, no checkpoint), even while
     /// other threads still hold this handle.
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().expect("running").id()
+    }
+
     pub fn kill_by_pid(&self) {
         if let Some(child) = &self.child {
             let _ = Command::new("kill")
@@ -552,5 +562,22 @@ impl Events {
                 Ok(_) => {}
             }
         }
+    }
+}
+
+/// The text of `path` once `done` holds for it; panics after 10 s.
+pub fn wait_for_file(path: &Path, done: impl Fn(&str) -> bool) -> String {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        if done(&text) {
+            return text;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{} never reached the expected state:\n{text}",
+            path.display()
+        );
+        std::thread::sleep(Duration::from_millis(20));
     }
 }

@@ -18,6 +18,7 @@
 
 mod common;
 
+mod access_log;
 mod auth;
 mod caching;
 mod changes;
