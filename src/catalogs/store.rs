@@ -90,11 +90,11 @@ fn find_by_xref(
     workspace: &str,
     catalog: CatalogName,
     xref: &str,
-) -> rusqlite::Result<Option<String>> {
-    conn.prepare_cached(
-        "SELECT id FROM catalog_items WHERE workspace_id = ?1 AND catalog = ?2 AND xref = ?3",
-    )?
-    .query_row(params![workspace, catalog.key(), xref], |row| row.get(0))
+) -> rusqlite::Result<Option<CatalogItem>> {
+    conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM catalog_items WHERE workspace_id = ?1 AND catalog = ?2 AND xref = ?3"
+    ))?
+    .query_row(params![workspace, catalog.key(), xref], from_row)
     .optional()
 }
 
@@ -103,12 +103,15 @@ fn find_by_name(
     workspace: &str,
     catalog: CatalogName,
     name: &str,
-) -> rusqlite::Result<Option<String>> {
-    conn.prepare_cached(
-        "SELECT id FROM catalog_items WHERE workspace_id = ?1 AND catalog = ?2 AND name_folded = ?3 \
-         ORDER BY created_at, id LIMIT 1",
-    )?
-    .query_row(params![workspace, catalog.key(), crate::validate::fold(name)], |row| row.get(0))
+) -> rusqlite::Result<Option<CatalogItem>> {
+    conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM catalog_items WHERE workspace_id = ?1 AND catalog = ?2 \
+         AND name_folded = ?3 ORDER BY created_at, id LIMIT 1"
+    ))?
+    .query_row(
+        params![workspace, catalog.key(), crate::validate::fold(name)],
+        from_row,
+    )
     .optional()
 }
 
@@ -118,7 +121,7 @@ fn check_xref_free(conn: &Connection, item: &CatalogItem) -> ApiResult<()> {
     };
     let catalog = CatalogName::from_path(&item.catalog).unwrap_or(CatalogName::Products);
     match find_by_xref(conn, &item.workspace_id, catalog, xref)? {
-        Some(other) if other != item.id => Err(ApiError::conflict(
+        Some(other) if other.id != item.id => Err(ApiError::conflict(
             "duplicate_xref",
             format!(
                 "The {} catalog already has a record with xref \"{xref}\"",
@@ -212,8 +215,9 @@ pub struct RefContext<'a> {
     pub workspace: &'a str,
     pub owner_party: Option<&'a str>,
     pub now: i64,
-    /// Every item the document refers to, for `document_refs`.
-    pub used: Vec<String>,
+    /// Every item the document refers to, as found: for `document_refs`, and
+    /// to show the references expanded without reading them again.
+    pub used: Vec<CatalogItem>,
 }
 
 impl RefContext<'_> {
@@ -226,7 +230,7 @@ impl RefContext<'_> {
         value: &Value,
         path: &str,
     ) -> ApiResult<String> {
-        let id = match value {
+        let item = match value {
             Value::String(id) => self.existing(catalog, id, path)?,
             Value::Object(map) => {
                 let (mut id, mut xref, mut name) = (None, None, None);
@@ -273,7 +277,7 @@ impl RefContext<'_> {
                         updated_at: self.now,
                     };
                     insert(self.conn, &item)?;
-                    item.id
+                    item
                 }
             }
             other => {
@@ -287,15 +291,16 @@ impl RefContext<'_> {
                 ));
             }
         };
-        if !self.used.contains(&id) {
-            self.used.push(id.clone());
+        let id = item.id.clone();
+        if !self.used.iter().any(|used| used.id == id) {
+            self.used.push(item);
         }
         Ok(id)
     }
 
-    fn existing(&self, catalog: CatalogName, id: &str, path: &str) -> ApiResult<String> {
+    fn existing(&self, catalog: CatalogName, id: &str, path: &str) -> ApiResult<CatalogItem> {
         match get(self.conn, self.workspace, catalog, id)? {
-            Some(item) => Ok(item.id),
+            Some(item) => Ok(item),
             None => Err(ApiError::invalid(
                 path,
                 format!(

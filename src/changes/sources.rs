@@ -274,22 +274,31 @@ pub const SOURCES: [Source; 7] = [
                     }));
                 }
             };
-            let body = crate::documents::store::readable_body_with(&doc, |ids| {
-                from.items.get(conn, &doc.workspace_id, ids)
+            let crate::documents::Document {
+                id,
+                workspace_id,
+                kind,
+                body,
+                created_at,
+                updated_at,
+                ..
+            } = doc;
+            let body = crate::documents::store::readable(kind, body, |ids| {
+                from.items.get(conn, &workspace_id, ids)
             })?;
             Ok(Some(Rendered {
-                entity: doc.kind.key,
-                entity_type: doc.kind.entity_type,
-                entity_id: doc.id.clone(),
-                feed: FeedName::Workspaces,
-                workspace_id: Some(doc.workspace_id.clone()),
+                entity: kind.key,
+                entity_type: kind.entity_type,
                 record: v2_text(
-                    doc.kind.entity_type,
-                    &doc.id,
+                    kind.entity_type,
+                    &id,
                     &body,
-                    &format_ms(doc.created_at),
-                    &format_ms(doc.updated_at),
+                    &format_ms(created_at),
+                    &format_ms(updated_at),
                 )?,
+                entity_id: id,
+                feed: FeedName::Workspaces,
+                workspace_id: Some(workspace_id),
             }))
         },
     },

@@ -10,6 +10,7 @@ use super::rules::{self, Placement};
 use super::store::{self, BodyFields};
 use super::{Document, schema};
 use crate::app::{Ctx, Endpoint, session};
+use crate::catalogs::CatalogItem;
 use crate::catalogs::store::RefContext;
 use crate::clock;
 use crate::envelope;
@@ -210,8 +211,9 @@ pub async fn list(ctx: Ctx, kind: &'static Kind) -> ApiResult<Response> {
 }
 
 /// Validates a full body (create, or PATCH after merging), resolving catalog
-/// references, and applies the kind's rules. Returns the body and the records
-/// it refers to.
+/// references, and applies the kind's rules. Returns the body and the catalog
+/// items it refers to (as read or created here: its answer shows them
+/// expanded without reading them again).
 fn prepare(
     conn: &Connection,
     scope: &Scope,
@@ -220,7 +222,7 @@ fn prepare(
     doc_id: &str,
     body: &Value,
     old: Option<&Document>,
-) -> ApiResult<(serde_json::Map<String, Value>, Vec<String>)> {
+) -> ApiResult<(serde_json::Map<String, Value>, Vec<CatalogItem>)> {
     let place = Placement {
         workspace: &scope.workspace,
         job,
@@ -243,7 +245,8 @@ fn prepare(
 }
 
 /// `POST`: creates a document; catalog references become record ids, missing
-/// records are created. Answers `{id, body}` with 201.
+/// records are created. Answers `{id, body}` with 201, rendered after the
+/// commit, off the writer thread.
 pub async fn create(mut ctx: Ctx, kind: &'static Kind) -> ApiResult<Response> {
     let body = schema::apply_aliases(kind, ctx.req.json().await?)?;
     let target = target(&ctx, kind, false);
@@ -263,10 +266,12 @@ pub async fn create(mut ctx: Ctx, kind: &'static Kind) -> ApiResult<Response> {
                 updated_at: now,
             };
             store::insert(conn, &doc, &used)?;
-            Ok(envelope::older(&doc.id, store::readable_body(conn, &doc)?))
+            Ok((doc, used))
         })
         .await?;
-    Ok(Response::json(201, &answer))
+    let (doc, used) = answer;
+    let body = store::readable(kind, doc.body, |_| Ok(used))?;
+    Ok(Response::json(201, &envelope::older(&doc.id, body)))
 }
 
 /// `GET` one: shaped as the kind's table says.
@@ -310,14 +315,15 @@ pub async fn patch(mut ctx: Ctx, kind: &'static Kind) -> ApiResult<Response> {
                 doc.updated_at = clock::now_ms();
                 store::update(conn, &doc, &used)?;
             }
-            Ok(shaped(
-                kind.patch_shape,
-                &doc.id,
-                store::readable_body(conn, &doc)?,
-            ))
+            Ok((doc, used))
         })
         .await?;
-    Ok(Response::json(200, &answer))
+    let (doc, used) = answer;
+    let body = store::readable(kind, doc.body, |_| Ok(used))?;
+    Ok(Response::json(
+        200,
+        &shaped(kind.patch_shape, &doc.id, body),
+    ))
 }
 
 /// `DELETE`: answers the deleted body; refused (409) while a job holds

@@ -6,6 +6,7 @@ use serde_json::Value;
 
 use super::kinds::{self, Kind, Type};
 use super::{Document, schema};
+use crate::catalogs::CatalogItem;
 use crate::error::ApiResult;
 use crate::listing::{FieldSql, FieldType, Fields, ListQuery, fetch_page};
 
@@ -155,7 +156,7 @@ fn body_text(doc: &Document) -> String {
     Value::Object(doc.body.clone()).to_string()
 }
 
-pub fn insert(conn: &Connection, doc: &Document, refs: &[String]) -> ApiResult<()> {
+pub fn insert(conn: &Connection, doc: &Document, refs: &[CatalogItem]) -> ApiResult<()> {
     conn.prepare_cached(
         "INSERT INTO documents (id, workspace_id, kind, job_id, body, created_at, updated_at) \
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
@@ -169,23 +170,23 @@ pub fn insert(conn: &Connection, doc: &Document, refs: &[String]) -> ApiResult<(
         doc.created_at,
         doc.updated_at
     ])?;
-    set_refs(conn, &doc.id, refs)
+    add_refs(conn, &doc.id, refs)
 }
 
-pub fn update(conn: &Connection, doc: &Document, refs: &[String]) -> ApiResult<()> {
+pub fn update(conn: &Connection, doc: &Document, refs: &[CatalogItem]) -> ApiResult<()> {
     conn.prepare_cached("UPDATE documents SET body = ?2, updated_at = ?3 WHERE id = ?1")?
         .execute(params![doc.id, body_text(doc), doc.updated_at])?;
-    set_refs(conn, &doc.id, refs)
+    conn.prepare_cached("DELETE FROM document_refs WHERE document_id = ?1")?
+        .execute([&doc.id])?;
+    add_refs(conn, &doc.id, refs)
 }
 
-fn set_refs(conn: &Connection, id: &str, refs: &[String]) -> ApiResult<()> {
-    conn.prepare_cached("DELETE FROM document_refs WHERE document_id = ?1")?
-        .execute([id])?;
+fn add_refs(conn: &Connection, id: &str, refs: &[CatalogItem]) -> ApiResult<()> {
     let mut insert = conn.prepare_cached(
         "INSERT OR IGNORE INTO document_refs (document_id, item_id) VALUES (?1, ?2)",
     )?;
     for item in refs {
-        insert.execute(params![id, item])?;
+        insert.execute(params![id, item.id])?;
     }
     Ok(())
 }
@@ -309,16 +310,24 @@ pub fn readable_body_with(
     doc: &Document,
     items: impl FnOnce(&[String]) -> rusqlite::Result<Vec<crate::catalogs::CatalogItem>>,
 ) -> rusqlite::Result<Value> {
-    let mut body = doc.body.clone();
-    if doc.kind.expand_references {
+    readable(doc.kind, doc.body.clone(), items)
+}
+
+/// A body of `kind` as it reads, taking the stored one (no copy).
+pub fn readable(
+    kind: &'static Kind,
+    mut body: serde_json::Map<String, Value>,
+    items: impl FnOnce(&[String]) -> rusqlite::Result<Vec<crate::catalogs::CatalogItem>>,
+) -> rusqlite::Result<Value> {
+    if kind.expand_references {
         let mut ids = Vec::new();
-        schema::referenced_ids(doc.kind.fields, &body, &mut ids);
+        schema::referenced_ids(kind.fields, &body, &mut ids);
         if !ids.is_empty() {
             let items = items(&ids)?
                 .into_iter()
                 .map(|item| (item.id.clone(), item.reference()))
                 .collect();
-            schema::expand_references(doc.kind.fields, &mut body, &items);
+            schema::expand_references(kind.fields, &mut body, &items);
         }
     }
     Ok(Value::Object(body))
