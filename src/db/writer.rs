@@ -108,49 +108,6 @@ where
 
 type Job = Box<dyn WriteJob>;
 
-/// Who answers the callers of a committed batch. Inside a tokio runtime (the
-/// server), one task of it: the writer hands it each batch in one message,
-/// one wake-up, and the task wakes each caller from inside the runtime, where
-/// that is a push to a local run queue. Answered from the writer thread, every
-/// caller costs a cross-thread wake-up (a futex call when a worker sleeps):
-/// 15% of the writer's time on PUTs. Outside a runtime (the CLI, some unit
-/// tests), the writer answers them itself.
-enum Answerer {
-    Task(mpsc::UnboundedSender<Vec<(Job, ApiResult<()>)>>),
-    Inline,
-}
-
-impl Answerer {
-    fn start() -> Answerer {
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            return Answerer::Inline;
-        };
-        let (sender, mut batches) = mpsc::unbounded_channel::<Vec<(Job, ApiResult<()>)>>();
-        runtime.spawn(async move {
-            while let Some(batch) = batches.recv().await {
-                for (job, committed) in batch {
-                    job.deliver(committed);
-                }
-            }
-        });
-        Answerer::Task(sender)
-    }
-
-    fn answer(&self, batch: Vec<(Job, ApiResult<()>)>) {
-        let batch = match self {
-            Answerer::Task(sender) => match sender.send(batch) {
-                Ok(()) => return,
-                // The runtime is gone (shutting down): answer here.
-                Err(returned) => returned.0,
-            },
-            Answerer::Inline => batch,
-        };
-        for (job, committed) in batch {
-            job.deliver(committed);
-        }
-    }
-}
-
 thread_local! {
     /// The writer thread's latest transaction; 0 on every other thread.
     static TRANSACTION: Cell<u64> = const { Cell::new(0) };
@@ -179,7 +136,6 @@ impl Writer {
         capture.install(&conn)?;
         let (head_sender, head) = watch::channel(capture.head(&conn)?);
         let (sender, receiver) = mpsc::channel::<Job>(QUEUE_DEPTH);
-        let answerer = Answerer::start();
         let thread = std::thread::Builder::new()
             .name("quayside-writer".into())
             .spawn(move || {
@@ -187,7 +143,6 @@ impl Writer {
                     conn,
                     capture,
                     head: head_sender,
-                    answerer,
                 };
                 writer.run(receiver)
             })
@@ -246,7 +201,6 @@ struct Thread {
     conn: Connection,
     capture: Arc<dyn Capture>,
     head: watch::Sender<u64>,
-    answerer: Answerer,
 }
 
 impl Thread {
@@ -270,7 +224,9 @@ impl Thread {
                     moved
                 });
             }
-            self.answerer.answer(answers);
+            for (job, committed) in answers {
+                job.deliver(committed);
+            }
         }
     }
 }
