@@ -8,6 +8,7 @@
 //! (alice's invitation, which bob accepted).
 
 mod catalogs;
+mod consent;
 mod crud;
 mod job_status;
 mod jobs;
