@@ -383,7 +383,10 @@ fn the_invited_tenant_s_feed_shows_nothing_until_it_accepts() {
         // Accepting is a `workspace.updated`, the first the invited tenant sees.
         expect(&paths.answer(&w.server, &w.bob, &ws, "accept"), 200);
         let updated = ("workspace.updated".to_string(), json!("active"));
-        assert_eq!(feed_of(&w, &w.bob, bob_from, &ws), [updated.clone()]);
+        assert_eq!(
+            feed_of(&w, &w.bob, bob_from, &ws),
+            std::slice::from_ref(&updated)
+        );
         assert_eq!(
             feed_of(&w, &w.alice, alice_from, &ws).last(),
             Some(&updated)
