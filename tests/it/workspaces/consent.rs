@@ -360,7 +360,15 @@ fn workspaces_within_one_tenant_or_made_by_an_admin_are_active_at_once() {
 
 #[test]
 fn the_invited_tenant_s_feed_shows_nothing_until_it_accepts() {
-    let w = World::new();
+    // Webhooks to 127.0.0.1 (never delivered: the port is closed).
+    let w = World::on(Server::start_with(&["--webhook-allow-private"]));
+    let hook = |workspace: &str| {
+        w.server.post(
+            "/v2/webhooks",
+            &w.bob,
+            &json!({"body": {"url": "http://127.0.0.1:1/hook", "workspace_id": workspace}}),
+        )
+    };
     for paths in GENERATIONS {
         let (alice_from, bob_from) = (head(&w, &w.alice), head(&w, &w.bob));
         let (ws, _) = paths.create(&w, &w.alice, &w.client_org, &w.vendor_org);
@@ -380,8 +388,11 @@ fn the_invited_tenant_s_feed_shows_nothing_until_it_accepts() {
             ]
         );
         assert_eq!(feed_of(&w, &w.bob, bob_from, &ws), []);
+        // Nor can the invited tenant's webhook follow it yet.
+        expect_error(&hook(&ws), 400, "invalid_field", Some("body.workspace_id"));
         // Accepting is a `workspace.updated`, the first the invited tenant sees.
         expect(&paths.answer(&w.server, &w.bob, &ws, "accept"), 200);
+        expect(&hook(&ws), 201);
         let updated = ("workspace.updated".to_string(), json!("active"));
         assert_eq!(
             feed_of(&w, &w.bob, bob_from, &ws),
