@@ -799,7 +799,7 @@ async function workspacesView(view, query, alive) {
     return h(
       'tr',
       { class: 'row-link', on: { click: (e) => e.target.closest('a') || go(href) } },
-      h('td', {}, h('a', { href }, w.body.description || h('em', {}, 'No description'))),
+      h('td', {}, h('a', { href }, w.body.description || h('em', {}, 'No description')), stateMark(w.body.state)),
       h('td', {}, org(w.body.parties?.client?.id), partyRef(w.body.parties?.client)),
       h('td', {}, org(w.body.parties?.vendor?.id), partyRef(w.body.parties?.vendor)),
       h('td', { class: 'mono muted', title: w.id }, shortId(w.id)),
@@ -814,6 +814,12 @@ async function workspacesView(view, query, alive) {
       data.length ? table(['Description', 'Client', 'Vendor', 'Id'], rows, { label: 'Workspaces' }) : null,
     ),
   );
+}
+
+/** A workspace that is not active yet (its invitation pending) or declined. */
+function stateMark(state) {
+  const text = { pending: 'invitation pending', declined: 'invitation declined' }[state];
+  return text ? h('span', { class: 'muted' }, ` (${text})`) : null;
 }
 
 function partyRef(party) {
@@ -874,6 +880,7 @@ async function workspaceView(view, workspaceId, query, alive) {
       definitionList([
         ['Client', [org(p.client?.id), partyRef(p.client)]],
         ['Vendor', [org(p.vendor?.id), partyRef(p.vendor)]],
+        ['State', workspace.body.state ?? 'active'],
         ['Workspace id', h('span', { class: 'mono' }, workspaceId)],
       ]),
     ),

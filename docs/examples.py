@@ -140,6 +140,8 @@ def main():
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, text=True)
     try:
         base = server.stdout.readline().strip().removeprefix("quayside listening on ")
+        ACCOUNTS["data"] = os.path.join(work, "examples.db")
+        ACCOUNTS["env"] = env
         run(Recorder(base))
     finally:
         server.terminate()
@@ -148,6 +150,73 @@ def main():
 
 def alias(pattern, path):
     PATTERNS_BY_PATH[path] = pattern
+
+
+# Where `add_account` finds the data file and the environment of the server.
+ACCOUNTS = {}
+
+
+def add_account(r, name):
+    """An account of a tenant of its own (`quayside user add`), logged in; its key."""
+    subprocess.run([BINARY, "user", "add", name, "--data", ACCOUNTS["data"]], input=PASSWORD + "\n",
+                   env=ACCOUNTS["env"], text=True, check=True, capture_output=True)
+    login = urllib.request.Request(r.base + f"/api/rest/1.0/sessions/{name}",
+                                   data=f"password={PASSWORD}".encode(), method="POST",
+                                   headers={"Content-Type": "application/x-www-form-urlencoded"})
+    return json.loads(urllib.request.urlopen(login).read())["sessionId"]
+
+
+def invitations(r):
+    r.section("Invitations", "Two accounts of two tenants: `northsea` (a shipper) and `harbour` (an inspection "
+              "company). A workspace that names another tenant's organization invites that tenant; see "
+              "[api.md](api.md#invitations-party-consent). The requests below are made with the key of the "
+              "account named in each note.\n")
+    admin_key = r.key
+    northsea, harbour = add_account(r, "northsea"), add_account(r, "harbour")
+    r.key = harbour
+    surveyor = r.call("POST", "/v2/organizations", {"body": {"name": "Harbour Survey", "category": "inspector"}},
+                      note="harbour: its organization.")
+    r.key = northsea
+    desk = r.call("POST", "/v2/organizations", {"body": {"name": "Northsea Crude Desk", "category": "shipper"}},
+                  note="northsea: its organization.")
+    parties = {"client": {"id": desk["id"]}, "vendor": {"id": surveyor["id"]}}
+    invited = r.call("POST", "/workspaces", {"description": "MT Baltic Dawn, Antwerp", "parties": parties},
+                     note="northsea: names harbour's organization, so the workspace is `pending`.")
+    path = f"/workspaces/{invited['id']}"
+    alias("/workspaces/{workspace_id}/jobs", f"{path}/jobs")
+    r.call("POST", f"{path}/jobs", {"xref": "J-2026-200"},
+           note="northsea: no documents before harbour accepts.")
+    r.key = harbour
+    alias("/workspaces/{workspace_id}", path)
+    r.call("GET", path, note="harbour: not visible yet, except as an invitation.")
+    alias("/invitations", "/invitations")
+    r.call("GET", "/invitations", note="harbour: its pending invitations (older envelopes).")
+    alias("/v2/invitations", "/v2/invitations")
+    r.call("GET", "/v2/invitations?filter[body.parties.client.id]=" + desk["id"],
+           note="harbour: the same on v2, with the v2 list parameters.")
+    accept = f"{path}/accept"
+    alias("/workspaces/{workspace_id}/accept", accept)
+    r.call("POST", accept, note="harbour: accepts; the workspace is `active` for both parties.")
+    r.key = northsea
+    declined = r.call("POST", "/v2/workspaces", {"body": {"description": "MT Baltic Dawn, Ghent",
+                                                          "parties": parties}},
+                      note="northsea: a second invitation, on v2.")
+    v2_path = f"/v2/workspaces/{declined['id']}"
+    r.key = harbour
+    v2_decline = f"{v2_path}/decline"
+    alias("/v2/workspaces/{workspace_id}/decline", v2_decline)
+    r.call("POST", v2_decline, note="harbour: declines; only northsea sees the workspace, as `declined`.")
+    r.key = northsea
+    v2_accept = f"{v2_path}/accept"
+    alias("/v2/workspaces/{workspace_id}/accept", v2_accept)
+    r.call("POST", v2_accept, note="northsea: only the invited party answers.")
+    third = r.call("POST", "/workspaces", {"description": "MT Baltic Dawn, Terneuzen", "parties": parties},
+                   note="northsea: a third invitation.")
+    r.key = harbour
+    decline = f"/workspaces/{third['id']}/decline"
+    alias("/workspaces/{workspace_id}/decline", decline)
+    r.call("POST", decline, note="harbour: declines on the older path.")
+    r.key = admin_key
 
 
 # The signature check of docs/api.md ("Verifying a delivery"), run on every
@@ -296,6 +365,8 @@ def run(r):
     alias("/v2/workspaces/{workspace_id}", v2p)
     r.call("GET", v2p)
     r.call("PATCH", v2p, {"body": {"description": "Spare workspace"}})
+
+    invitations(r)
 
     r.section("Jobs")
     jobs = f"{wp}/jobs"

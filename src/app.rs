@@ -58,6 +58,9 @@ impl Default for Settings {
     }
 }
 
+/// How [`Ctx`] finds the workspace of a path for its caller (`scope::load`).
+type ScopeLoader = fn(&Connection, Arc<Principal>, &str) -> ApiResult<Scope>;
+
 pub type HandlerFuture = Pin<Box<dyn Future<Output = ApiResult<Response>> + Send>>;
 pub type Handler = Box<dyn Fn(Ctx) -> HandlerFuture + Send + Sync>;
 
@@ -223,10 +226,12 @@ impl Ctx {
         self.app.db.write_as(actor, move |conn| f(conn, None))
     }
 
-    /// The workspace of the path (`{workspace_id}`) as the caller may see it,
-    /// with the caller: a workspace the caller may not see is a 404.
+    /// The workspace of the path (`{workspace_id}`) as `load` finds it for
+    /// the caller (`scope::load`: as the caller may see it), with the caller:
+    /// a workspace the caller may not see is a 404.
     fn scoped<T, F>(
         &self,
+        load: ScopeLoader,
         f: F,
     ) -> ApiResult<impl FnOnce(&Connection) -> ApiResult<T> + Send + 'static>
     where
@@ -235,7 +240,7 @@ impl Ctx {
         let user = self.caller()?;
         let workspace = self.req.param("workspace_id").to_string();
         Ok(move |conn: &Connection| {
-            let scope = scope::load(conn, user, &workspace)?;
+            let scope = load(conn, user, &workspace)?;
             f(conn, &scope)
         })
     }
@@ -246,7 +251,7 @@ impl Ctx {
         F: FnOnce(&Connection, &Scope) -> ApiResult<T> + Send + 'static,
         T: Send + 'static,
     {
-        let read = self.scoped(f).map(|f| self.read(f));
+        let read = self.scoped(scope::load, f).map(|f| self.read(f));
         async move { read?.await }
     }
 
@@ -256,7 +261,21 @@ impl Ctx {
         F: FnOnce(&Connection, &Scope) -> ApiResult<T> + Send + 'static,
         T: Send + 'static,
     {
-        let write = self.scoped(f).map(|f| self.write(f));
+        let write = self.scoped(scope::load, f).map(|f| self.write(f));
+        async move { write?.await }
+    }
+
+    /// [`Ctx::write_in`] for answering the invitation of the path's workspace:
+    /// also a pending workspace the caller's tenant is invited to, which it
+    /// may not see yet (`scope::load_invitation`).
+    pub fn write_invited<T, F>(&self, f: F) -> impl Future<Output = ApiResult<T>> + Send + 'static
+    where
+        F: FnOnce(&Connection, &Scope) -> ApiResult<T> + Send + 'static,
+        T: Send + 'static,
+    {
+        let write = self
+            .scoped(scope::load_invitation, f)
+            .map(|f| self.write(f));
         async move { write?.await }
     }
 

@@ -24,8 +24,10 @@ use rusqlite::{Connection, params};
 use super::sources::{Items, Kept, SHADOWED, SOURCES, Source, Tables};
 use crate::error::ApiResult;
 
-/// The tenants owning a workspace's client and vendor organizations: who may
-/// read its records (organizations never change their owner).
+/// The tenants owning a workspace's client and vendor organizations, as far
+/// as they are its members (an invited party that has not accepted is not):
+/// who may read its records. Organizations never change their owner; a
+/// workspace's members change only with its row, which forgets what is kept.
 type Parties = (Option<String>, Option<String>);
 
 /// What the capture keeps between writes of one connection.
@@ -316,15 +318,19 @@ fn verb(source: &Source, state: Net, old: Option<&str>, new: Option<&str>) -> &'
     }
 }
 
-/// The tenants owning a workspace's client and vendor organizations: who may
-/// read its records. A workspace deleted in this write is read from its copy.
+/// The tenants of a workspace's member parties (`Workspace::members`): who
+/// may read its records. A workspace deleted in this write is read from its
+/// copy.
 fn workspace_tenants(conn: &Connection, workspace: &str) -> rusqlite::Result<Parties> {
     use crate::workspaces::store::get_from;
     let found = match get_from(conn, "main.workspaces", workspace)? {
         Some(found) => Some(found),
         None => get_from(conn, &gone("workspaces"), workspace)?,
     };
-    Ok(found.map_or((None, None), |ws| (ws.client_audience, ws.vendor_audience)))
+    Ok(found.map_or((None, None), |ws| {
+        let (client, vendor) = ws.members();
+        (client.map(String::from), vendor.map(String::from))
+    }))
 }
 
 #[cfg(test)]

@@ -11,7 +11,9 @@
 //! Readers page through the log by `seq` ([`read`]), seeing exactly the
 //! entries of records they may read: location records for everyone signed in,
 //! organizations for everyone signed in, a workspace's records for the tenants
-//! owning its client and vendor organizations (and admins). Retention
+//! owning its client and vendor organizations as they were members when the
+//! change was made (`Workspace::members`: not an invited party before it
+//! accepted), and admins. Retention
 //! ([`retention`]) removes old entries and remembers how far it went, so a
 //! cursor from before that answers 410, never a silent gap.
 

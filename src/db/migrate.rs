@@ -9,13 +9,14 @@ pub const SCHEMA: &str = include_str!("../../schema.sql");
 
 /// The version `schema.sql` describes. Raise it with every schema change and add
 /// the step that takes version `CURRENT_VERSION - 1` to it.
-pub const CURRENT_VERSION: i64 = 4;
+pub const CURRENT_VERSION: i64 = 5;
 
 /// Step `i` takes a file from version `i + 1` to `i + 2`.
 const STEPS: &[&str] = &[
     include_str!("migrations/0002_workspaces.sql"),
     include_str!("migrations/0003_changes.sql"),
     include_str!("migrations/0004_webhooks.sql"),
+    include_str!("migrations/0005_consent.sql"),
 ];
 
 const _: () = assert!(STEPS.len() as i64 == CURRENT_VERSION - 1);
@@ -144,6 +145,34 @@ mod tests {
         };
         assert_eq!(schema(&old), schema(&new));
         assert_eq!(schema_version(&old).unwrap(), CURRENT_VERSION);
+    }
+
+    /// Party consent (version 5) leaves the workspaces of a version 4 file as
+    /// they were: active, nobody invited, both parties' tenants members, even
+    /// when the parties belong to two tenants.
+    #[test]
+    fn workspaces_made_before_party_consent_stay_as_they_were() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(include_str!("../../tests/fixtures/schema-v1.sql"))
+            .unwrap();
+        for step in &STEPS[..3] {
+            conn.execute_batch(step).unwrap();
+        }
+        conn.pragma_update(None, "user_version", 4).unwrap();
+        conn.execute_batch(
+            "INSERT INTO organizations (id, name, name_folded, audience, created_at, updated_at) \
+             VALUES ('c', 'C', 'c', 'tenant-c', 1, 1), ('v', 'V', 'v', 'tenant-v', 1, 1);
+             INSERT INTO workspaces (id, client_id, vendor_id, created_at, updated_at) \
+             VALUES ('w', 'c', 'v', 1, 1);",
+        )
+        .unwrap();
+        migrate(&mut conn).unwrap();
+        assert_eq!(schema_version(&conn).unwrap(), CURRENT_VERSION);
+        let ws = crate::workspaces::store::get(&conn, "w").unwrap().unwrap();
+        assert_eq!(ws.state, crate::workspaces::State::Active);
+        assert_eq!(ws.invited, None);
+        assert_eq!(ws.members(), (Some("tenant-c"), Some("tenant-v")));
+        assert_eq!((ws.created_at, ws.updated_at), (1, 1));
     }
 
     #[test]

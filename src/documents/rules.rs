@@ -1,5 +1,6 @@
 //! The rules that belong to particular kinds: where a document sits (its
-//! workspace and job), job defaults, job status transitions and completion,
+//! workspace, which must be active, and job), job defaults, a job's parties,
+//! job status transitions and completion,
 //! one quantity result per direction, a time log's end not before its start,
 //! and what may be deleted.
 
@@ -9,7 +10,7 @@ use serde_json::{Map, Value};
 use super::kinds::{self, JOB, QUANTITY_RESULT, TIMELOG};
 use super::{Document, schema::value_at, store};
 use crate::error::{ApiError, ApiResult};
-use crate::workspaces::Workspace;
+use crate::workspaces::{State, Workspace};
 
 /// Where a document is written: its workspace, and for results its job.
 pub struct Placement<'a> {
@@ -38,7 +39,7 @@ pub fn conflicts(kind: &kinds::Kind) -> [&'static [&'static str]; 3] {
     const PARENT: &str = "`document_in_use`: a job names it as its `parent`";
     if kind.is_job() {
         [
-            &[INCOMPLETE],
+            &[INCOMPLETE, NOT_ACTIVE],
             &[
                 "`invalid_status_transition`: not an allowed status change",
                 INCOMPLETE,
@@ -49,10 +50,61 @@ pub fn conflicts(kind: &kinds::Kind) -> [&'static [&'static str]; 3] {
             ],
         ]
     } else if kind.key == QUANTITY_RESULT.key {
-        [&[DIRECTION], &[DIRECTION], &[PARENT, HAS_FILES]]
+        [&[DIRECTION, NOT_ACTIVE], &[DIRECTION], &[PARENT, HAS_FILES]]
     } else {
-        [&[], &[], &[PARENT, HAS_FILES]]
+        [&[NOT_ACTIVE], &[], &[PARENT, HAS_FILES]]
     }
+}
+
+/// The 409 reason of a document created in a workspace that is not active.
+const NOT_ACTIVE: &str =
+    "`workspace_not_active`: the workspace's invitation is pending or was declined";
+
+/// Documents are added only to an active workspace: not while the invited
+/// party has not accepted, nor after it declined.
+fn check_active(ws: &Workspace) -> ApiResult<()> {
+    match ws.state {
+        State::Active => Ok(()),
+        state => Err(ApiError::conflict(
+            "workspace_not_active",
+            format!(
+                "No documents can be added to this workspace: its invitation {}",
+                if state == State::Pending {
+                    "has not been accepted yet"
+                } else {
+                    "was declined"
+                }
+            ),
+        )),
+    }
+}
+
+/// A job's `client` and `vendor` name organizations of the workspace's own
+/// parties. A value already stored is left alone (a job made before this
+/// rule stays patchable).
+fn check_job_parties(
+    ws: &Workspace,
+    body: &Map<String, Value>,
+    old: Option<&Document>,
+) -> ApiResult<()> {
+    let parties = ws.party_ids();
+    for field in ["client", "vendor"] {
+        let Some(id) = text(body, field) else {
+            continue;
+        };
+        let stored = old.and_then(|d| text(&d.body, field));
+        if stored != Some(id) && !parties.contains(&id) {
+            let named: Vec<String> = parties.iter().map(|p| format!("\"{p}\"")).collect();
+            return Err(ApiError::invalid(
+                field,
+                format!(
+                    "`{field}` must be one of this workspace's parties ({}), not \"{id}\"",
+                    named.join(" or ")
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Checks and completes a normalised body before it is stored. `old` is the
@@ -65,6 +117,9 @@ pub fn before_write(
     body: &mut Map<String, Value>,
     old: Option<&Document>,
 ) -> ApiResult<()> {
+    if old.is_none() {
+        check_active(place.workspace)?;
+    }
     pin(body, "workspace", &place.workspace.id)?;
     match place.job {
         Some(job) => pin(body, "parent", &job.id)?,
@@ -72,6 +127,7 @@ pub fn before_write(
     }
     if kind.key == JOB.key {
         job_defaults(place.workspace, body, old.is_none());
+        check_job_parties(place.workspace, body, old)?;
         check_transition(conn, doc_id, body, old)?;
     } else if kind.key == QUANTITY_RESULT.key {
         if let (Some(job), Some(direction)) = (place.job, text(body, "direction")) {

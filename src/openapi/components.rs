@@ -235,11 +235,20 @@ fn entity_schemas(put: &mut impl FnMut(&str, Value)) {
             record(properties)
         }
     };
+    let state = || one_of(&workspaces::State::keys());
     put(
         "Workspace",
         record(vec![
             ("description", nullable_string()),
             ("parties", parties(false)),
+            (
+                "state",
+                describe(
+                    state(),
+                    "`pending`: another tenant's organization was named as a party and has not \
+                     accepted; `declined`: it declined; `active`: both parties are in",
+                ),
+            ),
         ]),
     );
     put(
@@ -249,11 +258,20 @@ fn entity_schemas(put: &mut impl FnMut(&str, Value)) {
                 vec![
                     ("description", nullable_string()),
                     ("parties", parties(true)),
+                    (
+                        "state",
+                        describe(
+                            or_null(state()),
+                            "Set by the server (accept and decline change it); accepted and ignored",
+                        ),
+                    ),
                 ],
                 &[],
             )),
             "On create, `parties.client.id` or `parties.vendor.id` must be an organization of \
-             the caller's tenant; on PATCH only `description` changes (`parties` is ignored)",
+             the caller's tenant; naming another tenant's organization invites it (the workspace \
+             is `pending` until it accepts). On PATCH only `description` changes (`parties` and \
+             `state` are ignored)",
         ),
     );
     let category = || or_null(one_of(organizations::CATEGORIES));

@@ -91,11 +91,11 @@ pub fn update(conn: &Connection, org: &Organization) -> ApiResult<()> {
     Ok(())
 }
 
-/// Removes an organization no workspace refers to; 409 otherwise.
+/// Removes an organization that no workspace holds as a party and no job
+/// names; 409 otherwise. An invitation it has not accepted does not hold it:
+/// such a workspace lets go of it (`workspaces::store::release_invited`).
 pub fn delete(conn: &Connection, id: &str) -> ApiResult<()> {
-    let in_use: i64 = conn
-        .prepare_cached("SELECT count(*) FROM workspaces WHERE client_id = ?1 OR vendor_id = ?1")?
-        .query_row([id], |row| row.get(0))?;
+    let in_use = crate::workspaces::store::count_holding(conn, id)?;
     if in_use > 0 {
         return Err(ApiError::conflict(
             "organization_in_use",
@@ -114,6 +114,7 @@ pub fn delete(conn: &Connection, id: &str) -> ApiResult<()> {
             format!("{jobs} job(s) name the organization as client or vendor; change those first"),
         ));
     }
+    crate::workspaces::store::release_invited(conn, id, crate::clock::now_ms())?;
     conn.prepare_cached("DELETE FROM organizations WHERE id = ?1")?
         .execute([id])?;
     Ok(())

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use rusqlite::Connection;
 
-use super::{Workspace, not_found, store};
+use super::{State, Workspace, not_found, store};
 use crate::auth::principal::Principal;
 use crate::error::ApiResult;
 
@@ -35,6 +35,21 @@ impl Scope {
 pub fn load(conn: &Connection, user: Arc<Principal>, id: &str) -> ApiResult<Scope> {
     match store::get(conn, id)? {
         Some(workspace) if workspace.visible_to(&user) => Ok(Scope { user, workspace }),
+        _ => Err(not_found(id)),
+    }
+}
+
+/// The workspace `id` as `user` may answer its invitation: one it may see, or
+/// a pending one its tenant is invited to (which it may not see yet); 404
+/// otherwise. Whether `user` is the one to answer is the handler's to say.
+pub fn load_invitation(conn: &Connection, user: Arc<Principal>, id: &str) -> ApiResult<Scope> {
+    match store::get(conn, id)? {
+        Some(workspace)
+            if workspace.visible_to(&user)
+                || (workspace.state == State::Pending && workspace.answered_by(&user)) =>
+        {
+            Ok(Scope { user, workspace })
+        }
         _ => Err(not_found(id)),
     }
 }

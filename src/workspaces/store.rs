@@ -3,7 +3,7 @@
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{Connection, OptionalExtension, params};
 
-use super::{Party, Workspace};
+use super::{Party, Role, State, Workspace};
 use crate::auth::principal::Principal;
 use crate::error::{ApiError, ApiResult};
 use crate::listing::{ListQuery, fetch_page};
@@ -11,10 +11,33 @@ use crate::listing::{ListQuery, fetch_page};
 const SELECT: &str = "SELECT w.id, w.description, w.client_id, w.client_xref, w.vendor_id, \
     w.vendor_xref, w.created_at, w.updated_at, \
     (SELECT audience FROM organizations WHERE id = w.client_id), \
-    (SELECT audience FROM organizations WHERE id = w.vendor_id) \
+    (SELECT audience FROM organizations WHERE id = w.vendor_id), \
+    w.state, w.invited \
     FROM workspaces w";
 
+/// The client organization of `w` when it counts as a party (see
+/// `Workspace::members`): not while it is invited and has not accepted.
+const MEMBER_CLIENT: &str =
+    "CASE WHEN w.state = 'active' OR w.invited IS NOT 'client' THEN w.client_id END";
+/// The vendor's, likewise.
+const MEMBER_VENDOR: &str =
+    "CASE WHEN w.state = 'active' OR w.invited IS NOT 'vendor' THEN w.vendor_id END";
+/// The invited organization of a pending workspace.
+const INVITED_PENDING: &str = "CASE WHEN w.state <> 'pending' THEN NULL \
+    WHEN w.invited = 'client' THEN w.client_id WHEN w.invited = 'vendor' THEN w.vendor_id END";
+
+/// A stored name that is not one of `keys`: a row this build cannot read.
+fn unknown(column: usize, what: &str, value: &str) -> rusqlite::Error {
+    rusqlite::Error::FromSqlConversionFailure(
+        column,
+        rusqlite::types::Type::Text,
+        format!("unknown workspace {what} \"{value}\"").into(),
+    )
+}
+
 fn from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Workspace> {
+    let state: String = row.get(10)?;
+    let invited: Option<String> = row.get(11)?;
     Ok(Workspace {
         id: row.get(0)?,
         description: row.get(1)?,
@@ -30,6 +53,11 @@ fn from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Workspace> {
         updated_at: row.get(7)?,
         client_audience: row.get(8)?,
         vendor_audience: row.get(9)?,
+        state: State::from_key(&state).ok_or_else(|| unknown(10, "state", &state))?,
+        invited: match invited {
+            None => None,
+            Some(role) => Some(Role::from_key(&role).ok_or_else(|| unknown(11, "party", &role))?),
+        },
     })
 }
 
@@ -51,7 +79,7 @@ pub fn get_from(conn: &Connection, table: &str, id: &str) -> rusqlite::Result<Op
 pub fn insert(conn: &Connection, ws: &Workspace) -> rusqlite::Result<()> {
     conn.prepare_cached(
         "INSERT INTO workspaces (id, description, client_id, client_xref, vendor_id, vendor_xref, \
-         created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+         created_at, updated_at, state, invited) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
     )?
     .execute(params![
         ws.id,
@@ -61,8 +89,41 @@ pub fn insert(conn: &Connection, ws: &Workspace) -> rusqlite::Result<()> {
         ws.vendor.id,
         ws.vendor.xref,
         ws.created_at,
-        ws.updated_at
+        ws.updated_at,
+        ws.state.key(),
+        ws.invited.map(Role::key),
     ])?;
+    Ok(())
+}
+
+/// Records the answer to a workspace's invitation.
+pub fn update_state(conn: &Connection, ws: &Workspace) -> rusqlite::Result<()> {
+    conn.prepare_cached("UPDATE workspaces SET state = ?2, updated_at = ?3 WHERE id = ?1")?
+        .execute(params![ws.id, ws.state.key(), ws.updated_at])?;
+    Ok(())
+}
+
+/// How many workspaces hold the organization `org` as a party that counts
+/// (an invited one that has not accepted does not).
+pub fn count_holding(conn: &Connection, org: &str) -> rusqlite::Result<i64> {
+    conn.prepare_cached(&format!(
+        "SELECT count(*) FROM workspaces w WHERE ?1 IN ({MEMBER_CLIENT}, {MEMBER_VENDOR})"
+    ))?
+    .query_row([org], |row| row.get(0))
+}
+
+/// Lets go of the organization `org` where it was invited and has not
+/// accepted, before it is deleted: the party is cleared, and a pending
+/// invitation ends as declined (nobody is left to answer it).
+pub fn release_invited(conn: &Connection, org: &str, now: i64) -> rusqlite::Result<()> {
+    for role in [Role::Client, Role::Vendor] {
+        let column = format!("{}_id", role.key());
+        conn.prepare_cached(&format!(
+            "UPDATE workspaces SET {column} = NULL, state = 'declined', updated_at = ?2 \
+             WHERE {column} = ?1 AND invited = ?3 AND state <> 'active'"
+        ))?
+        .execute(params![org, now, role.key()])?;
+    }
     Ok(())
 }
 
@@ -103,10 +164,36 @@ pub fn list(
     let mut params: Vec<SqlValue> = Vec::new();
     let mut condition = String::from("1 = 1");
     if !user.is_admin {
-        condition.push_str(
+        condition.push_str(&format!(
             " AND EXISTS (SELECT 1 FROM organizations o WHERE o.audience = ? \
-             AND o.id IN (w.client_id, w.vendor_id))",
-        );
+             AND o.id IN ({MEMBER_CLIENT}, {MEMBER_VENDOR}))"
+        ));
+        params.push(SqlValue::Text(user.tenant.clone()));
+    }
+    fetch_page(
+        conn,
+        SELECT,
+        "FROM workspaces w",
+        &condition,
+        params,
+        query,
+        from_row,
+    )
+}
+
+/// Pending invitations the caller answers: those to its tenant's
+/// organizations (every pending one for an admin), filtered and paged.
+pub fn invitations(
+    conn: &Connection,
+    user: &Principal,
+    query: &ListQuery,
+) -> rusqlite::Result<(i64, Vec<Workspace>)> {
+    let mut params: Vec<SqlValue> = Vec::new();
+    let mut condition = String::from("w.state = 'pending'");
+    if !user.is_admin {
+        condition.push_str(&format!(
+            " AND ({INVITED_PENDING}) IN (SELECT id FROM organizations WHERE audience = ?)"
+        ));
         params.push(SqlValue::Text(user.tenant.clone()));
     }
     fetch_page(

@@ -1,7 +1,9 @@
 //! The access matrix, for every route in the router table: no key -> 401
 //! (public routes excepted), a foreign tenant's key -> 404 with nothing changed
 //! (the shared location catalog and the organization registry's reads
-//! excepted), the owning tenant -> success.
+//! excepted), the owning tenant -> success. Accepting and declining aim at an
+//! invitation a third tenant sent the owner: the stranger can neither answer
+//! it nor tell it exists.
 //!
 //! Routes are read from `quayside::routes::table()`, so a new route is covered
 //! (or fails this test until it is given a request below) without anyone
@@ -23,6 +25,9 @@ struct Fixture {
     spare_org: String,
     ws: String,
     spare_ws: String,
+    /// A third tenant's workspace naming `org`: a pending invitation to the
+    /// owner's tenant, for accept and decline.
+    invitation: String,
     job: String,
     spare_job: String,
     lpi: String,
@@ -46,7 +51,7 @@ fn multipart_body() -> Vec<u8> {
 }
 
 impl Fixture {
-    fn new(server: &Server, key: &str, n: usize) -> Fixture {
+    fn new(server: &Server, key: &str, inviter: &str, n: usize) -> Fixture {
         let org = id(&server.post(
             "/v2/organizations",
             key,
@@ -60,6 +65,16 @@ impl Fixture {
         let parties = json!({"parties": {"client": {"id": org}}});
         let ws = id(&server.post("/workspaces", key, &parties));
         let spare_ws = id(&server.post("/workspaces", key, &parties));
+        let inviting_org = id(&server.post(
+            "/v2/organizations",
+            inviter,
+            &json!({"body": {"name": format!("Inviter {n}")}}),
+        ));
+        let invitation = id(&server.post(
+            "/workspaces",
+            inviter,
+            &json!({"parties": {"client": {"id": inviting_org}, "vendor": {"id": org}}}),
+        ));
         let jobs = format!("/workspaces/{ws}/jobs");
         let job = id(&server.post(&jobs, key, &json!({"notes": "main"})));
         let spare_job = id(&server.post(&jobs, key, &json!({"notes": "spare"})));
@@ -108,6 +123,7 @@ impl Fixture {
             spare_org,
             ws,
             spare_ws,
+            invitation,
             job,
             spare_job,
             lpi,
@@ -152,7 +168,9 @@ impl Fixture {
     /// deleting the main one would be refused (it is not empty, or in use).
     fn param(&self, pattern: &str, name: &str, deleting: bool, last: bool) -> String {
         let spare = deleting && last;
+        let answering = pattern.ends_with("/accept") || pattern.ends_with("/decline");
         match name {
+            "workspace_id" if answering => self.invitation.clone(),
             "workspace_id" if spare => self.spare_ws.clone(),
             "workspace_id" => self.ws.clone(),
             "job_id" | "document_id" if spare => self.spare_job.clone(),
@@ -282,6 +300,8 @@ impl Fixture {
             format!("/v2/workspaces/{ws}/synonyms"),
             format!("/v2/organizations/{}", self.org),
             format!("/v2/organizations/{}", self.spare_org),
+            format!("/workspaces/{}", self.invitation),
+            "/v2/invitations".to_string(),
         ]
         .iter()
         .map(|path| {
@@ -294,9 +314,9 @@ impl Fixture {
 
 /// What a foreign tenant gets: `None` where the route is for everyone (the
 /// shared location catalog, reading the organization registry, creating one's
-/// own organization, listing one's own workspaces or webhooks, creating one's
-/// own webhook, logout, the feed of what one may read: `tests/it/changes.rs`
-/// checks it shows nothing foreign); 400 when it tries
+/// own organization, listing one's own workspaces, invitations or webhooks,
+/// creating one's own webhook, logout, the feed of what one may read:
+/// `tests/it/changes.rs` checks it shows nothing foreign); 400 when it tries
 /// to make a workspace on someone else's organization (contract section 2);
 /// 404 everywhere else.
 fn foreign_status(method: Method, pattern: &str) -> Option<u16> {
@@ -306,6 +326,7 @@ fn foreign_status(method: Method, pattern: &str) -> Option<u16> {
             && matches!(method, Method::Get | Method::Post))
         || (collection && method == Method::Get)
         || pattern == "/v2/changes"
+        || matches!(pattern, "/invitations" | "/v2/invitations")
         || (pattern == "/v2/webhooks" && matches!(method, Method::Get | Method::Post))
     {
         None
@@ -322,6 +343,7 @@ fn every_route_answers_401_without_a_key_404_to_strangers_and_works_for_its_tena
     let out = server.cli(&["user", "add", "owner"], Some("owner-password"));
     assert!(out.status.success());
     let stranger = server.add_user("stranger", &[]);
+    let inviter = server.add_user("inviter", &[]);
     let routes: Vec<(Method, &'static str, Access)> = quayside::routes::table()
         .iter()
         .map(|r| (r.method, r.pattern, r.access))
@@ -330,7 +352,7 @@ fn every_route_answers_401_without_a_key_404_to_strangers_and_works_for_its_tena
     let mut covered = 0;
     for (n, (method, pattern, access)) in routes.iter().copied().enumerate() {
         let owner = server.login("owner", "owner-password");
-        let mut fixture = Fixture::new(&server, &owner, n);
+        let mut fixture = Fixture::new(&server, &owner, &inviter, n);
         if pattern.starts_with("/v2/webhooks/") {
             fixture.add_webhook(&server, &owner, n);
         }

@@ -14,13 +14,16 @@ fn workspace_create_answers_an_envelope_with_the_body_as_stored() {
         }
     });
     let (id, created) = create_workspace(&w.server, &w.alice, &body);
-    assert_eq!(created, body);
-    assert_eq!(keys(&created), ["description", "parties"]);
+    // Bob's organization is another tenant's: the workspace invites it.
+    let mut stored = body.clone();
+    stored["state"] = json!("pending");
+    assert_eq!(created, stored);
+    assert_eq!(keys(&created), ["description", "parties", "state"]);
     assert_eq!(keys(&created["parties"]), ["client", "vendor"]);
     assert_eq!(keys(&created["parties"]["client"]), ["id", "xref"]);
 
     let read = w.read(&format!("/workspaces/{id}"));
-    assert_eq!(read, json!({"id": id, "body": body}));
+    assert_eq!(read, json!({"id": id, "body": stored}));
 
     // One party, no xref, no description: the rest reads back as null.
     let (_, lone) = create_workspace(
@@ -35,7 +38,8 @@ fn workspace_create_answers_an_envelope_with_the_body_as_stored() {
             "parties": {
                 "client": {"id": w.client_org, "xref": null},
                 "vendor": {"id": null, "xref": null}
-            }
+            },
+            "state": "active"
         })
     );
 
@@ -50,6 +54,7 @@ fn workspace_create_answers_an_envelope_with_the_body_as_stored() {
         ),
     );
     assert_eq!(by_vendor["parties"]["vendor"]["id"], w.vendor_org.as_str());
+    assert_eq!(by_vendor["state"], "pending", "{by_vendor}");
 }
 
 #[test]

@@ -21,18 +21,27 @@ fn a_new_job_is_pending_and_names_the_workspace_parties() {
     );
 
     // Explicit values win over the defaults; `workspace` may repeat the path.
+    // `client` and `vendor` name the workspace's own parties (either of them):
+    // another organization is refused.
     let (_, carol_org, _) = w.outsider("carol");
+    expect_error(
+        &w.server
+            .post(&w.jobs_path(), &w.alice, &json!({"client": carol_org})),
+        400,
+        "invalid_field",
+        Some("client"),
+    );
     let (_, explicit) = w.create_job(json!({
         "workspace": w.ws,
         "status": "active",
-        "client": carol_org,
+        "client": w.vendor_org,
         "xref": "PO-77",
         "refNumber": "R-1",
         "tripNumber": "T-9",
         "activity": "sts"
     }));
     assert_eq!(explicit["status"], "active");
-    assert_eq!(explicit["client"], carol_org.as_str());
+    assert_eq!(explicit["client"], w.vendor_org.as_str());
     assert_eq!(explicit["vendor"], w.vendor_org.as_str());
     assert_eq!(
         keys(&explicit),

@@ -8,11 +8,7 @@ fn workspace_list_shows_only_visible_ones_with_filters_sort_and_paging() {
     let w = World::new();
     let mut named = vec![("Rotterdam crude".to_string(), w.ws.clone())];
     for description in ["Charlie", "Alpha", "Bravo"] {
-        let (id, _) = create_workspace(
-            &w.server,
-            &w.alice,
-            &workspace_body(description, Some(&w.client_org), Some(&w.vendor_org)),
-        );
+        let id = w.shared(description);
         named.push((description.to_string(), id));
     }
     let (_carol, _, carol_ws) = w.outsider("carol");

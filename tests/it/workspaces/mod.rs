@@ -4,9 +4,11 @@
 //! creation, synonyms, and survival across a restart.
 //!
 //! Most tests start from a [`World`]: two tenants (a client, alice, and a
-//! vendor, bob), one organization each, and one workspace between them.
+//! vendor, bob), one organization each, and one workspace between them
+//! (alice's invitation, which bob accepted).
 
 mod catalogs;
+mod consent;
 mod crud;
 mod job_status;
 mod jobs;
@@ -234,6 +236,23 @@ fn workspace_body(description: &str, client: Option<&str>, vendor: Option<&str>)
     json!({"description": description, "parties": parties})
 }
 
+/// Accepts the invitation to workspace `ws` as `key` (older path); it must
+/// answer 200 with the workspace active.
+#[track_caller]
+fn accept(server: &Server, key: &str, ws: &str) -> Value {
+    let reply = server.request(
+        "POST",
+        &format!("/workspaces/{ws}/accept"),
+        Some(key),
+        &[],
+        None,
+    );
+    let (id, body) = envelope(&expect(&reply, 200));
+    assert_eq!(id, ws);
+    assert_eq!(body["state"], "active", "{body}");
+    body
+}
+
 /// `POST /workspaces` that must answer 201; returns the id and the body.
 #[track_caller]
 fn create_workspace(server: &Server, key: &str, body: &Value) -> (String, Value) {
@@ -420,6 +439,8 @@ impl World {
             &alice,
             &workspace_body("Rotterdam crude", Some(&client_org), Some(&vendor_org)),
         );
+        // Naming bob's organization invited bob's tenant: it accepts.
+        accept(&server, &bob, &ws);
         World {
             server,
             admin,
@@ -429,6 +450,18 @@ impl World {
             vendor_org,
             ws,
         }
+    }
+
+    /// Another workspace between alice (who invites) and bob (who accepts).
+    #[track_caller]
+    fn shared(&self, description: &str) -> String {
+        let (id, _) = create_workspace(
+            &self.server,
+            &self.alice,
+            &workspace_body(description, Some(&self.client_org), Some(&self.vendor_org)),
+        );
+        accept(&self.server, &self.bob, &id);
+        id
     }
 
     /// A third tenant with an organization and a workspace of its own.

@@ -60,22 +60,37 @@ fn regression_a_job_that_is_a_parent_is_not_deleted_from_under_its_child() {
 #[test]
 fn regression_an_organization_a_job_names_is_not_deleted_from_under_it() {
     let w = World::new();
+    // A job names only its workspace's parties (party consent), so it cannot
+    // pin any other organization.
     let broker = create_org(&w.server, &w.alice, "Alice Brokers");
-    let (job, _) = w.create_job(json!({"client": broker}));
+    expect_error(
+        &w.server
+            .post(&w.jobs_path(), &w.alice, &json!({"client": broker})),
+        400,
+        "invalid_field",
+        Some("client"),
+    );
+    expect(
+        &w.server
+            .delete(&format!("/v2/organizations/{broker}"), &w.alice),
+        200,
+    );
+    // The organization a job does name stays.
+    let (job, _) = w.create_job(json!({"vendor": w.client_org}));
     let reply = w
         .server
-        .delete(&format!("/v2/organizations/{broker}"), &w.alice);
+        .delete(&format!("/v2/organizations/{}", w.client_org), &w.alice);
     assert_eq!(reply.status, 409, "{}", reply.text());
     expect(
         &w.server
-            .get(&format!("/v2/organizations/{broker}"), &w.alice),
+            .get(&format!("/v2/organizations/{}", w.client_org), &w.alice),
         200,
     );
     let answer = expect(
         &w.patch(&w.job_path(&job), &json!({"notes": "still editable"})),
         200,
     );
-    assert_eq!(answer["client"], broker.as_str());
+    assert_eq!(answer["vendor"], w.client_org.as_str());
 }
 
 #[test]

@@ -6,11 +6,7 @@ use super::*;
 #[test]
 fn each_result_kind_is_created_listed_read_patched_and_deleted() {
     let w = World::new();
-    let (elsewhere, _) = create_workspace(
-        &w.server,
-        &w.alice,
-        &workspace_body("elsewhere", Some(&w.client_org), Some(&w.vendor_org)),
-    );
+    let elsewhere = w.shared("elsewhere");
     let reply = w.server.post(
         &format!("/workspaces/{elsewhere}/jobs"),
         &w.alice,

@@ -124,11 +124,7 @@ fn records_of_one_workspace_are_not_reachable_from_another() {
     let w = World::new();
     let (job, body) = w.create_job(json!({"location": {"xref": "NLRTM", "name": "Rotterdam"}}));
     let location = text(&body["location"]);
-    let (other, _) = create_workspace(
-        &w.server,
-        &w.alice,
-        &workspace_body("other", Some(&w.client_org), Some(&w.vendor_org)),
-    );
+    let other = w.shared("other");
     let other_jobs = format!("/workspaces/{other}/jobs");
     let other_item = format!("/workspaces/{other}/catalogs/locations/{location}");
 
