@@ -153,7 +153,8 @@ pub fn stored_from(conn: &Connection, table: &str, id: &str) -> rusqlite::Result
 }
 
 fn body_text(doc: &Document) -> String {
-    Value::Object(doc.body.clone()).to_string()
+    // Serialised from the map itself: no copy of the body first.
+    serde_json::to_string(&doc.body).expect("a map of JSON values always serialises")
 }
 
 pub fn insert(conn: &Connection, doc: &Document, refs: &[CatalogItem]) -> ApiResult<()> {
