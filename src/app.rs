@@ -437,8 +437,29 @@ impl App {
         let declared = req
             .header("content-length")
             .and_then(|l| l.trim().parse::<u64>().ok());
-        let response = self.dispatch(req).await;
+        let secrets = self.live_keys_in_query(&req).await;
+        let mut response = self.dispatch(req).await;
+        for name in &secrets {
+            response = response.secret_param(name);
+        }
         settle_unread(&unread, declared, response).await
+    }
+
+    /// The query parameters, other than `api_key`, whose value is a live
+    /// session key: the access log hides them too. Looked for only while the
+    /// access log is on, and only texts shaped like a key cost a look-up.
+    async fn live_keys_in_query(&self, req: &Request) -> Vec<String> {
+        let mut names: Vec<String> = Vec::new();
+        if !log::log_enabled!(target: "access", log::Level::Info) {
+            return names;
+        }
+        for (name, value) in req.query_pairs() {
+            if name != "api_key" && !names.contains(name) && self.sessions.is_live_key(value).await
+            {
+                names.push(name.clone());
+            }
+        }
+        names
     }
 
     async fn dispatch(self: &Arc<Self>, mut req: Request) -> Response {

@@ -125,7 +125,7 @@ fn path_parameter(name: &str) -> (String, Value) {
             json!({"type": "string", "pattern": "^[A-Za-z0-9._@-]{1,64}$"}),
         ),
         "clientCode" => (
-            "The record's code: 1-64 characters of `A-Z a-z 0-9 . _ -`, case-sensitive (400 otherwise)"
+            "The record's code: 1-64 characters of `A-Z a-z 0-9 . _ -`, case-sensitive, not `.` or `..` (400 otherwise)"
                 .into(),
             json!({"type": "string", "pattern": location::CLIENT_CODE_PATTERN}),
         ),

@@ -229,9 +229,9 @@ pub const ERRORS: &[(u16, &str, &str)] = &[
     (
         400,
         "BadRequest",
-        "The request is malformed or breaks a rule (`invalid_json`, `invalid_field`, \
-         `missing_field`, `unknown_field`, `invalid_query`, `invalid_path`); `field` names the \
-         input at fault",
+        "The request is malformed or breaks a rule (`invalid_json`, `duplicate_field`, \
+         `invalid_field`, `missing_field`, `unknown_field`, `invalid_query`, `invalid_path`, \
+         `invalid_multipart`); `field` names the input at fault",
     ),
     (
         401,

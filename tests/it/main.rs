@@ -29,6 +29,7 @@ mod load;
 mod locations;
 mod openapi;
 mod operations;
+mod strict;
 mod v2;
 mod webhooks;
 mod workspaces;
