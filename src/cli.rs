@@ -123,6 +123,11 @@ struct ServeArgs {
     /// instead of the system's.
     #[arg(long)]
     webhook_ca_file: Option<PathBuf>,
+    /// The one web origin (scheme://host[:port]) whose pages may call the API
+    /// from a browser: preflights from it are answered, and answers to it carry
+    /// the CORS headers. Without it, no CORS at all.
+    #[arg(long, value_name = "ORIGIN")]
+    cors_origin: Option<String>,
     /// Wait after a webhook's first failed attempt, in ms; doubled after each further one.
     #[arg(long, hide = true, default_value_t = 30_000)]
     webhook_retry_base_ms: u64,
@@ -207,6 +212,11 @@ fn serve(data: &Path, args: ServeArgs) -> CliResult {
         max_upload_bytes: args.max_upload_mb.max(1) * 1024 * 1024,
         changes_heartbeat: Duration::from_millis(args.changes_heartbeat_ms.max(1)),
         webhook_allow_private: args.webhook_allow_private,
+        cors: args
+            .cors_origin
+            .as_deref()
+            .map(crate::http::cors::Cors::new)
+            .transpose()?,
     };
     ensure_first_admin(data, settings.pbkdf2_iterations)?;
     limit_malloc_arenas();

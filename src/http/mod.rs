@@ -5,6 +5,7 @@
 //! [`Request`] and [`Response`] and return [`crate::error::ApiError`].
 
 pub mod client;
+pub mod cors;
 pub mod json;
 pub mod multipart;
 pub mod range;

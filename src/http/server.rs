@@ -223,6 +223,10 @@ where
         Ok(request) => handler(request).await,
         Err(err) => Response::error(&err),
     };
+    // An answer that says nothing of caching is not to be kept: API answers
+    // carry keys and tenants' data. The console's files and downloads say
+    // otherwise themselves.
+    let response = response.default_header("cache-control", NO_STORE);
     if let Some(started) = started {
         log::info!(
             target: "access",
@@ -235,6 +239,9 @@ where
     }
     response.into_hyper()
 }
+
+/// `Cache-Control` of every answer that does not set its own.
+pub const NO_STORE: &str = "no-store";
 
 /// The request target with every `api_key` and `password` value replaced, and
 /// those of the parameters in `also` (named by the handler: values that are

@@ -23,6 +23,7 @@ mod caching;
 mod changes;
 mod crash;
 mod files;
+mod headers;
 mod hostile;
 mod isolation;
 mod load;
