@@ -8,6 +8,8 @@ pub mod store;
 use serde_json::{Value, json};
 
 use crate::envelope::Entity;
+use crate::error::{ApiError, ApiResult};
+use crate::validate::Lines;
 
 pub const ENTITY_TYPE: &str = "svc.hub.attachment";
 
@@ -66,6 +68,29 @@ impl Entity for Attachment {
     fn stamps(&self) -> (i64, i64) {
         (self.created_at, self.updated_at)
     }
+}
+
+/// Longest file name (`caption`), in bytes of UTF-8: what file systems take.
+pub const FILE_NAME_MAX_BYTES: usize = 255;
+
+/// A file name from an upload's part: at most [`FILE_NAME_MAX_BYTES`], one
+/// line. The error names the part, `file`.
+pub fn check_file_name(name: &str) -> ApiResult<()> {
+    if name.len() > FILE_NAME_MAX_BYTES {
+        return Err(ApiError::invalid(
+            "file",
+            format!(
+                "The file name is {} bytes long; at most {FILE_NAME_MAX_BYTES} bytes (UTF-8) are accepted",
+                name.len()
+            ),
+        ));
+    }
+    crate::validate::check_text(name, "file", Lines::One).map_err(|_| {
+        ApiError::invalid(
+            "file",
+            "The file name must not contain control characters (line breaks, tabs, NUL, ...)",
+        )
+    })
 }
 
 /// The media type of an upload: the part's own, else guessed from the file

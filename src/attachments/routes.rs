@@ -5,7 +5,7 @@ use rusqlite::Connection;
 
 use serde_json::{Value, json};
 
-use super::{Attachment, ENTITY_TYPE, content_disposition, media_type, store};
+use super::{Attachment, ENTITY_TYPE, check_file_name, content_disposition, media_type, store};
 use crate::app::{Ctx, Endpoint, session};
 use crate::clock;
 use crate::db::blobs;
@@ -23,6 +23,7 @@ use crate::openapi::op::tags::FILES;
 use crate::openapi::schema::{
     envelope, filters, list_parameters, parameter, query, schema_ref, string,
 };
+use crate::validate::Lines;
 use crate::workspaces::scope::Scope;
 
 /// Which view a request uses.
@@ -284,12 +285,15 @@ fn references(ctx: &Ctx, view: View) -> ApiResult<References> {
                 ));
             }
         };
-        if value.chars().count() > REFERENCE_MAX {
+        if slot.is_some() {
             return Err(ApiError::invalid_query(
                 name,
-                format!("`{name}` is longer than {REFERENCE_MAX} characters"),
+                format!("`{name}` is given more than once"),
             ));
         }
+        crate::validate::check_length(value, name, REFERENCE_MAX)
+            .and_then(|()| crate::validate::check_text(value, name, Lines::One))
+            .map_err(|err| ApiError::invalid_query(name, err.message()))?;
         *slot = Some(value.clone());
     }
     Ok(refs)
@@ -350,6 +354,7 @@ pub async fn upload(mut ctx: Ctx, view: View) -> ApiResult<Response> {
             .filter(|n| !n.is_empty())
             .unwrap_or("file")
             .to_string();
+        check_file_name(&caption)?;
         let format = media_type(part.content_type().as_deref(), &caption);
         let blob = store_part(&ctx, &mut part).await?;
         stored = Some((blob, caption, format));

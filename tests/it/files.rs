@@ -399,3 +399,59 @@ fn files_survive_a_restart() {
     assert_eq!(got.status, 200);
     assert!(got.body == data);
 }
+
+#[test]
+fn a_3_mb_file_name_is_stored() {
+    let fx = Fixture::new(&[]);
+    let listed = || fx.get(&fx.files(), &[]).json();
+    // 255 bytes of UTF-8 is the most a name may hold.
+    let longest = format!("{}.pdf", "ł".repeat(125) + "x");
+    assert_eq!(longest.len(), 255);
+    let reply = fx.upload(&fx.files(), &longest, None, b"ok");
+    assert_eq!(reply.status, 201, "{}", reply.text());
+    assert_eq!(reply.json()["caption"], longest);
+    let too_long = format!("{}.pdf", "a".repeat(252));
+    let reply = fx.upload(&fx.files(), &too_long, None, b"no");
+    reply.assert_error(400, "invalid_field");
+    assert_eq!(reply.error_field().as_deref(), Some("file"));
+    // Control characters that header syntax lets through: a tab, C1 codes.
+    for name in ["tab\there.txt", "next\u{85}line.txt"] {
+        let reply = fx.upload(&fx.files(), name, None, b"no");
+        reply.assert_error(400, "invalid_field");
+        assert_eq!(reply.error_field().as_deref(), Some("file"));
+    }
+
+    // Part headers past 8 KiB (a 3 MB name, a long header of another name)
+    // are refused while they arrive, before they are held whole.
+    for header in [
+        format!(
+            "Content-Disposition: form-data; name=\"file\"; filename=\"{}\"",
+            "n".repeat(3 * 1024 * 1024)
+        ),
+        format!(
+            "Content-Disposition: form-data; name=\"file\"; filename=\"a\"\r\nX-Padding: {}",
+            "p".repeat(9000)
+        ),
+    ] {
+        let body = format!("--{BOUNDARY}\r\n{header}\r\n\r\nbytes\r\n--{BOUNDARY}--\r\n");
+        let reply = fx.upload_raw(&fx.files(), body.as_bytes());
+        reply.assert_error(400, "invalid_multipart");
+    }
+    // A preamble is held like headers, and limited alike.
+    let body = format!(
+        "{}\r\n{}",
+        "p".repeat(9000),
+        String::from_utf8(multipart(BOUNDARY, &[("file", Some("a"), None, b"a")])).unwrap()
+    );
+    fx.upload_raw(&fx.files(), body.as_bytes())
+        .assert_error(400, "invalid_multipart");
+    // Headers just under the limit are fine.
+    let header = format!(
+        "Content-Disposition: form-data; name=\"file\"; filename=\"ok.txt\"\r\nX-Padding: {}",
+        "p".repeat(8000)
+    );
+    let body = format!("--{BOUNDARY}\r\n{header}\r\n\r\nbytes\r\n--{BOUNDARY}--\r\n");
+    assert_eq!(fx.upload_raw(&fx.files(), body.as_bytes()).status, 201);
+    // Only the two accepted files were recorded.
+    assert_eq!(listed().as_array().map(Vec::len), Some(2), "{}", listed());
+}
