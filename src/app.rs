@@ -47,6 +47,9 @@ pub struct Settings {
     /// The one web origin whose pages may call the API (`--cors-origin`);
     /// none: no CORS at all.
     pub cors: Option<Cors>,
+    /// Downloads of active content (HTML, SVG, scripts, XML) keep their media
+    /// type (`--serve-active-content`); else they are `application/octet-stream`.
+    pub serve_active_content: bool,
 }
 
 impl Default for Settings {
@@ -59,6 +62,7 @@ impl Default for Settings {
             changes_heartbeat: Duration::from_secs(15),
             webhook_allow_private: false,
             cors: None,
+            serve_active_content: false,
         }
     }
 }

@@ -128,6 +128,11 @@ struct ServeArgs {
     /// the CORS headers. Without it, no CORS at all.
     #[arg(long, value_name = "ORIGIN")]
     cors_origin: Option<String>,
+    /// Serve downloads of active content (HTML, SVG, JavaScript, XML, CSS) with
+    /// their own media type instead of application/octet-stream; they stay
+    /// sandboxed by their Content-Security-Policy.
+    #[arg(long)]
+    serve_active_content: bool,
     /// Wait after a webhook's first failed attempt, in ms; doubled after each further one.
     #[arg(long, hide = true, default_value_t = 30_000)]
     webhook_retry_base_ms: u64,
@@ -217,6 +222,7 @@ fn serve(data: &Path, args: ServeArgs) -> CliResult {
             .as_deref()
             .map(crate::http::cors::Cors::new)
             .transpose()?,
+        serve_active_content: args.serve_active_content,
     };
     ensure_first_admin(data, settings.pbkdf2_iterations)?;
     limit_malloc_arenas();

@@ -83,6 +83,10 @@ fn options_gets_405_with_no_cors_at_all() {
         ("/v2/workspaces", "GET, POST, OPTIONS"),
         ("/api/rest/1.0/sessions/admin", "POST, DELETE, OPTIONS"),
         ("/healthz", "GET, OPTIONS"),
+        (
+            "/workspaces/00000000-0000-0000-0000-000000000000/jobs/x/files/y/content",
+            "GET, HEAD, OPTIONS",
+        ),
     ] {
         // No key needed: browsers send preflights without credentials.
         let reply = options(&server, path, &[("Origin", "https://erp.example.com")]);
