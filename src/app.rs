@@ -22,6 +22,7 @@ use crate::db::blobs::{self, BlobWriter};
 use crate::db::cache::ReadCache;
 use crate::db::stamp::Stamp;
 use crate::error::{ApiError, ApiResult};
+use crate::http::cors::Cors;
 use crate::http::request::settle_unread;
 use crate::http::{Method, Request, Response, Router};
 use crate::openapi::op::{Op, ResourceOps};
@@ -43,6 +44,15 @@ pub struct Settings {
     pub changes_heartbeat: Duration,
     /// Webhooks may target loopback and private addresses (`--webhook-allow-private`).
     pub webhook_allow_private: bool,
+    /// The one web origin whose pages may call the API (`--cors-origin`);
+    /// none: no CORS at all.
+    pub cors: Option<Cors>,
+    /// Downloads of active content (HTML, SVG, scripts, XML) keep their media
+    /// type (`--serve-active-content`); else they are `application/octet-stream`.
+    pub serve_active_content: bool,
+    /// The access log is on (`--access-log`, at log level info or finer):
+    /// query values that are live keys are looked for, to be redacted.
+    pub access_log: bool,
 }
 
 impl Default for Settings {
@@ -54,6 +64,9 @@ impl Default for Settings {
             max_upload_bytes: 256 * 1024 * 1024,
             changes_heartbeat: Duration::from_secs(15),
             webhook_allow_private: false,
+            cors: None,
+            serve_active_content: false,
+            access_log: false,
         }
     }
 }
@@ -456,13 +469,47 @@ impl App {
         let declared = req
             .header("content-length")
             .and_then(|l| l.trim().parse::<u64>().ok());
-        let response = self.dispatch(req).await;
+        let secrets = self.live_keys_in_query(&req).await;
+        let cors = self
+            .settings
+            .cors
+            .as_ref()
+            .map(|cors| (cors, cors.allows(&req)));
+        let mut response = self.dispatch(req).await;
+        for name in &secrets {
+            response = response.secret_param(name);
+        }
+        if let Some((cors, allowed)) = cors {
+            response = cors.decorate(allowed, response);
+        }
         settle_unread(&unread, declared, response).await
+    }
+
+    /// The query parameters, other than `api_key`, whose value is a live
+    /// session key: the access log hides them too. Looked for only while the
+    /// access log is on, and only texts shaped like a key cost a look-up.
+    async fn live_keys_in_query(&self, req: &Request) -> Vec<String> {
+        let mut names: Vec<String> = Vec::new();
+        if !self.settings.access_log {
+            return names;
+        }
+        for (name, value) in req.query_pairs() {
+            if name != "api_key" && !names.contains(name) && self.sessions.is_live_key(value).await
+            {
+                names.push(name.clone());
+            }
+        }
+        names
     }
 
     async fn dispatch(self: &Arc<Self>, mut req: Request) -> Response {
         let matched = match self.router.resolve(req.method(), req.segments()) {
             Ok(matched) => matched,
+            // OPTIONS on any path of the table: the methods it takes. (No
+            // route declares OPTIONS; the router's 405 lists them, OPTIONS too.)
+            Err(ApiError::MethodNotAllowed { allow }) if req.method() == Method::Options => {
+                return Cors::options(self.settings.cors.as_ref(), &req, &allow.join(", "));
+            }
             Err(err) => return Response::error(&err),
         };
         req.set_params(matched.params);

@@ -49,7 +49,7 @@ struct Cli {
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Serve both services on one listener.
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Manage web service accounts.
     #[command(subcommand)]
     User(UserCommand),
@@ -133,6 +133,16 @@ struct ServeArgs {
     /// instead of the system's.
     #[arg(long)]
     webhook_ca_file: Option<PathBuf>,
+    /// The one web origin (scheme://host[:port]) whose pages may call the API
+    /// from a browser: preflights from it are answered, and answers to it carry
+    /// the CORS headers. Without it, no CORS at all.
+    #[arg(long, value_name = "ORIGIN")]
+    cors_origin: Option<String>,
+    /// Serve downloads of active content (HTML, SVG, JavaScript, XML, CSS) with
+    /// their own media type instead of application/octet-stream; they stay
+    /// sandboxed by their Content-Security-Policy.
+    #[arg(long)]
+    serve_active_content: bool,
     /// Wait after a webhook's first failed attempt, in ms; doubled after each further one.
     #[arg(long, hide = true, default_value_t = 30_000)]
     webhook_retry_base_ms: u64,
@@ -185,7 +195,7 @@ pub fn main() -> i32 {
     let cli = Cli::parse();
     init_logging(cli.log_level);
     let result = match cli.command {
-        Command::Serve(args) => serve(&cli.data, cli.log_level, args),
+        Command::Serve(args) => serve(&cli.data, cli.log_level, *args),
         Command::User(command) => user(&cli.data, command),
         Command::Backup { out } => backup(&cli.data, &out),
         Command::Check => check(&cli.data),
@@ -241,7 +251,17 @@ fn serve(data: &Path, log_level: LevelFilter, args: ServeArgs) -> CliResult {
         max_upload_bytes: args.max_upload_mb.max(1) * 1024 * 1024,
         changes_heartbeat: Duration::from_millis(args.changes_heartbeat_ms.max(1)),
         webhook_allow_private: args.webhook_allow_private,
+        cors: args
+            .cors_origin
+            .as_deref()
+            .map(crate::http::cors::Cors::new)
+            .transpose()?,
+        serve_active_content: args.serve_active_content,
+        // Access lines are info lines: `--log-level warn` turns them off too.
+        access_log: log_level >= LevelFilter::Info
+            && args.access_log != crate::http::access_log::Target::Off,
     };
+    let access_on = settings.access_log;
     ensure_first_admin(data, settings.pbkdf2_iterations)?;
     limit_malloc_arenas();
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -297,8 +317,7 @@ fn serve(data: &Path, log_level: LevelFilter, args: ServeArgs) -> CliResult {
             // is for requests that are still working.
             stopping.shut_down();
         };
-        // Access lines are info lines: `--log-level warn` turns them off too.
-        let access = if log_level >= LevelFilter::Info {
+        let access = if access_on {
             crate::http::access_log::AccessLog::start(
                 &args.access_log,
                 &crate::http::access_log::Options {

@@ -67,23 +67,84 @@ pub fn missing(path: &str) -> ApiError {
     }
 }
 
-/// An optional string of at most `max_chars` characters.
+/// Whether a text may span lines. Control characters (Unicode `Cc`: NUL, the
+/// other C0 codes, DEL, C1) are refused in every text; multi-line texts (notes,
+/// comments) may hold line breaks (`\n`, or `\r\n`) and tabs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lines {
+    One,
+    Many,
+}
+
+/// Refuses control characters in a text (see [`Lines`]).
+pub fn check_text(text: &str, path: &str, lines: Lines) -> ApiResult<()> {
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if !c.is_control() {
+            continue;
+        }
+        let allowed = lines == Lines::Many
+            && match c {
+                '\n' | '\t' => true,
+                '\r' => chars.peek() == Some(&'\n'),
+                _ => false,
+            };
+        if !allowed {
+            let what = match lines {
+                Lines::One => "control characters (line breaks, tabs, NUL, ...)",
+                Lines::Many => "control characters other than line breaks and tabs",
+            };
+            return Err(ApiError::invalid(
+                path,
+                format!("`{path}` must not contain {what}; found U+{:04X}", c as u32),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Whether a character shows nothing: white space, a format character
+/// (Unicode `Cf`: zero-width spaces and joiners, direction marks and
+/// overrides, the byte order mark, ...) or one of the other characters that
+/// render as nothing (fillers, variation selectors, the braille blank).
+pub fn is_invisible(c: char) -> bool {
+    c.is_whitespace()
+        || c.is_control()
+        || matches!(c as u32,
+            // Format characters (Cf), Unicode 15.1.
+            0xAD | 0x600..=0x605 | 0x61C | 0x6DD | 0x70F | 0x890..=0x891 | 0x8E2 | 0x180E
+            | 0x200B..=0x200F | 0x202A..=0x202E | 0x2060..=0x2064 | 0x2066..=0x206F | 0xFEFF
+            | 0xFFF9..=0xFFFB | 0x110BD | 0x110CD | 0x13430..=0x1343F | 0x1BCA0..=0x1BCA3
+            | 0x1D173..=0x1D17A | 0xE0001 | 0xE0020..=0xE007F
+            // Invisible letters and marks: the combining grapheme joiner, Hangul
+            // fillers, Khmer inherent vowels, Mongolian and other variation
+            // selectors, the braille pattern blank.
+            | 0x34F | 0x115F | 0x1160 | 0x17B4 | 0x17B5 | 0x180B..=0x180D | 0x180F | 0x2800
+            | 0x3164 | 0xFE00..=0xFE0F | 0xFFA0 | 0xE0100..=0xE01EF)
+}
+
+/// Blank: nothing a reader would see (empty, or only [`is_invisible`] characters).
+pub fn is_blank(text: &str) -> bool {
+    text.chars().all(is_invisible)
+}
+
+/// An optional single-line string of at most `max_chars` characters.
 pub fn optional_string(value: &Value, path: &str, max_chars: usize) -> ApiResult<Option<String>> {
+    optional_text(value, path, max_chars, Lines::One)
+}
+
+/// An optional string of at most `max_chars` characters, on one line or many.
+pub fn optional_text(
+    value: &Value,
+    path: &str,
+    max_chars: usize,
+    lines: Lines,
+) -> ApiResult<Option<String>> {
     match value {
         Value::Null => Ok(None),
         Value::String(s) => {
-            if s.chars().count() > max_chars {
-                return Err(ApiError::invalid(
-                    path,
-                    format!("`{path}` is longer than {max_chars} characters"),
-                ));
-            }
-            if s.contains('\0') {
-                return Err(ApiError::invalid(
-                    path,
-                    format!("`{path}` must not contain NUL characters"),
-                ));
-            }
+            check_length(s, path, max_chars)?;
+            check_text(s, path, lines)?;
             Ok(Some(s.clone()))
         }
         other => Err(ApiError::invalid(
@@ -93,17 +154,29 @@ pub fn optional_string(value: &Value, path: &str, max_chars: usize) -> ApiResult
     }
 }
 
-/// A required, non-blank string.
+/// At most `max_chars` characters.
+pub fn check_length(text: &str, path: &str, max_chars: usize) -> ApiResult<()> {
+    // Bytes bound characters from above: most texts need no counting.
+    if text.len() > max_chars && text.chars().count() > max_chars {
+        return Err(ApiError::invalid(
+            path,
+            format!("`{path}` is longer than {max_chars} characters"),
+        ));
+    }
+    Ok(())
+}
+
+/// A required, non-blank single-line string (see [`is_blank`]).
 pub fn required_string(value: Option<&Value>, path: &str, max_chars: usize) -> ApiResult<String> {
     match value
         .map(|v| optional_string(v, path, max_chars))
         .transpose()?
         .flatten()
     {
-        Some(s) if !s.trim().is_empty() => Ok(s),
+        Some(s) if !is_blank(&s) => Ok(s),
         Some(_) => Err(ApiError::invalid(
             path,
-            format!("`{path}` must not be empty"),
+            format!("`{path}` must not be blank (empty, or only spaces or invisible characters)"),
         )),
         None => Err(missing(path)),
     }
@@ -210,6 +283,42 @@ mod tests {
         );
         assert!(optional_number_below(&json!(60), "s", 0.0, 60.0).is_err());
         assert!(optional_number_below(&json!(-0.1), "s", 0.0, 60.0).is_err());
+    }
+
+    #[test]
+    fn control_characters_are_refused_but_notes_keep_line_breaks_and_tabs() {
+        for text in [
+            "a\u{0}b", "a\nb", "a\tb", "a\u{7f}", "a\u{85}", "a\u{9f}", "a\rb",
+        ] {
+            assert!(check_text(text, "x", Lines::One).is_err(), "{text:?}");
+        }
+        for text in ["a\nb\tc", "line\r\nline"] {
+            assert!(check_text(text, "x", Lines::Many).is_ok(), "{text:?}");
+        }
+        for text in ["a\u{0}b", "a\rb", "a\u{1b}[31m", "\u{85}"] {
+            let err = check_text(text, "notes", Lines::Many).unwrap_err();
+            assert_eq!(err.field(), Some("notes"));
+        }
+        assert!(check_text("Łódź \u{200b} ünïcødé", "x", Lines::One).is_ok());
+    }
+
+    #[test]
+    fn blank_includes_invisible_and_format_characters() {
+        for text in [
+            "",
+            " ",
+            "\u{202e}\u{200b}",
+            "\u{feff}\u{2060}",
+            "\u{3164}",
+            "\u{a0}\u{3000}",
+        ] {
+            assert!(is_blank(text), "{text:?}");
+        }
+        for text in ["a", "\u{202e}a", "\u{200b}.", "ß"] {
+            assert!(!is_blank(text), "{text:?}");
+        }
+        let err = required_string(Some(&json!("\u{202e}\u{200b}")), "name", 10).unwrap_err();
+        assert_eq!(err.field(), Some("name"));
     }
 
     #[test]

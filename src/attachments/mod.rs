@@ -8,6 +8,8 @@ pub mod store;
 use serde_json::{Value, json};
 
 use crate::envelope::Entity;
+use crate::error::{ApiError, ApiResult};
+use crate::validate::Lines;
 
 pub const ENTITY_TYPE: &str = "svc.hub.attachment";
 
@@ -68,6 +70,29 @@ impl Entity for Attachment {
     }
 }
 
+/// Longest file name (`caption`), in bytes of UTF-8: what file systems take.
+pub const FILE_NAME_MAX_BYTES: usize = 255;
+
+/// A file name from an upload's part: at most [`FILE_NAME_MAX_BYTES`], one
+/// line. The error names the part, `file`.
+pub fn check_file_name(name: &str) -> ApiResult<()> {
+    if name.len() > FILE_NAME_MAX_BYTES {
+        return Err(ApiError::invalid(
+            "file",
+            format!(
+                "The file name is {} bytes long; at most {FILE_NAME_MAX_BYTES} bytes (UTF-8) are accepted",
+                name.len()
+            ),
+        ));
+    }
+    crate::validate::check_text(name, "file", Lines::One).map_err(|_| {
+        ApiError::invalid(
+            "file",
+            "The file name must not contain control characters (line breaks, tabs, NUL, ...)",
+        )
+    })
+}
+
 /// The media type of an upload: the part's own, else guessed from the file
 /// name, else `application/octet-stream`.
 pub fn media_type(declared: Option<&str>, file_name: &str) -> String {
@@ -96,6 +121,52 @@ pub fn media_type(declared: Option<&str>, file_name: &str) -> String {
         _ => declared.unwrap_or("application/octet-stream"),
     }
     .to_string()
+}
+
+/// The `Content-Security-Policy` of every download: opened in a browser, it
+/// is a sandboxed page with no origin that may load and run nothing.
+pub const CONTENT_SECURITY_POLICY: &str = "sandbox; default-src 'none'";
+
+/// Whether a browser would run or render a media type as an active page or
+/// script: HTML and XHTML, SVG and every other XML (XSLT runs in it),
+/// JavaScript in its many names, CSS, WebAssembly, and the few others that
+/// browsers treat as documents. Parameters (`; charset=...`) are ignored.
+pub fn is_active(media_type: &str) -> bool {
+    let essence = media_type
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    let Some((kind, subtype)) = essence.split_once('/') else {
+        return true; // not a media type at all: never trust it
+    };
+    subtype.contains("html")
+        || subtype == "xml"
+        || subtype.ends_with("+xml")
+        || subtype.contains("xsl")
+        || subtype.contains("script") // javascript, ecmascript, jscript, livescript, ...
+        || matches!(
+            (kind, subtype),
+            ("text", "css")
+                | ("text", "vtt")
+                | ("text", "cache-manifest")
+                | ("application", "wasm")
+                | ("application", "x-shockwave-flash")
+                | ("application", "pdf+xml")
+                | ("multipart", "x-mixed-replace")
+        )
+}
+
+/// The `Content-Type` a download is served with: its `format`, except that
+/// active types are `application/octet-stream` unless `serve_active` (the
+/// `--serve-active-content` option).
+pub fn served_type(format: &str, serve_active: bool) -> &str {
+    if serve_active || !is_active(format) {
+        format
+    } else {
+        "application/octet-stream"
+    }
 }
 
 /// `Content-Disposition` for a download: an ASCII fallback name plus the exact
@@ -136,6 +207,43 @@ mod tests {
             "image/png"
         );
         assert_eq!(media_type(None, "noext"), "application/octet-stream");
+    }
+
+    #[test]
+    fn active_types_are_served_as_bytes_unless_allowed() {
+        for active in [
+            "text/html",
+            "TEXT/HTML; charset=utf-8",
+            "application/xhtml+xml",
+            "image/svg+xml",
+            "text/javascript",
+            "application/javascript",
+            "application/x-javascript",
+            "application/ecmascript",
+            "text/xml",
+            "application/xml",
+            "application/rss+xml",
+            "text/xsl",
+            "text/css",
+            "application/wasm",
+            "multipart/x-mixed-replace",
+            "garbage",
+        ] {
+            assert!(is_active(active), "{active}");
+            assert_eq!(served_type(active, false), "application/octet-stream");
+            assert_eq!(served_type(active, true), active);
+        }
+        for passive in [
+            "application/pdf",
+            "image/png",
+            "text/plain",
+            "text/csv",
+            "application/json",
+            "application/zip",
+        ] {
+            assert!(!is_active(passive), "{passive}");
+            assert_eq!(served_type(passive, false), passive);
+        }
     }
 
     #[test]

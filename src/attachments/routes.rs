@@ -5,7 +5,10 @@ use rusqlite::Connection;
 
 use serde_json::{Value, json};
 
-use super::{Attachment, ENTITY_TYPE, content_disposition, media_type, store};
+use super::{
+    Attachment, CONTENT_SECURITY_POLICY, ENTITY_TYPE, check_file_name, content_disposition,
+    media_type, served_type, store,
+};
 use crate::app::{Ctx, Endpoint, session};
 use crate::clock;
 use crate::db::blobs;
@@ -13,7 +16,7 @@ use crate::documents::kinds::JOB;
 use crate::documents::{self, Document};
 use crate::envelope::Entity;
 use crate::error::{ApiError, ApiResult};
-use crate::http::Method::{Delete, Get, Post};
+use crate::http::Method::{self, Delete, Get, Head, Post};
 use crate::http::Response;
 use crate::http::multipart::Part;
 use crate::http::range::{self, ByteRange};
@@ -23,6 +26,7 @@ use crate::openapi::op::tags::FILES;
 use crate::openapi::schema::{
     envelope, filters, list_parameters, parameter, query, schema_ref, string,
 };
+use crate::validate::Lines;
 use crate::workspaces::scope::Scope;
 
 /// Which view a request uses.
@@ -109,6 +113,15 @@ pub fn routes() -> Vec<Endpoint> {
                 move |ctx| content(ctx, view),
             ),
             session(
+                Head,
+                content_path,
+                download_op(Op::new(
+                    FILES,
+                    "A download's headers (size, type, ETag), without its bytes",
+                )),
+                move |ctx| content(ctx, view),
+            ),
+            session(
                 Delete,
                 item,
                 Op::new(FILES, "Delete a file and its bytes").ok(200, "The deleted record", read),
@@ -126,12 +139,18 @@ fn download_op(op: Op) -> Op {
         "Content-Disposition",
         "ETag",
         "Accept-Ranges",
+        "Cache-Control",
+        "X-Content-Type-Options",
+        "Content-Security-Policy",
     ];
     const PART: &[&str] = &[
         "Content-Length",
         "Content-Disposition",
         "ETag",
         "Accept-Ranges",
+        "Cache-Control",
+        "X-Content-Type-Options",
+        "Content-Security-Policy",
         "Content-Range",
     ];
     let bytes = json!({"*/*": {"schema": {"type": "string", "format": "binary"}}});
@@ -151,13 +170,22 @@ fn download_op(op: Op) -> Op {
     ])
     .answer(
         200,
-        "The whole file, in its media type (`format`)",
+        "The whole file, in its media type (`format`); active types (HTML, SVG, scripts, \
+         XML) as `application/octet-stream` unless the server allows them",
         bytes.clone(),
         WHOLE,
     )
     .answer(206, "The requested range", bytes, PART)
-    .answer(304, "Not modified: the ETag matches", json!({}), &["ETag"])
-    .error(416, None)
+    .answer(
+        304,
+        "Not modified: the ETag matches",
+        json!({}),
+        &["ETag", "Cache-Control"],
+    )
+    .error(
+        416,
+        Some("The range is outside the file, or a position is too large to be one"),
+    )
 }
 
 /// Longest upload reference (`clientReferenceNumber` and the like), in characters.
@@ -284,12 +312,15 @@ fn references(ctx: &Ctx, view: View) -> ApiResult<References> {
                 ));
             }
         };
-        if value.chars().count() > REFERENCE_MAX {
+        if slot.is_some() {
             return Err(ApiError::invalid_query(
                 name,
-                format!("`{name}` is longer than {REFERENCE_MAX} characters"),
+                format!("`{name}` is given more than once"),
             ));
         }
+        crate::validate::check_length(value, name, REFERENCE_MAX)
+            .and_then(|()| crate::validate::check_text(value, name, Lines::One))
+            .map_err(|err| ApiError::invalid_query(name, err.message()))?;
         *slot = Some(value.clone());
     }
     Ok(refs)
@@ -350,6 +381,7 @@ pub async fn upload(mut ctx: Ctx, view: View) -> ApiResult<Response> {
             .filter(|n| !n.is_empty())
             .unwrap_or("file")
             .to_string();
+        check_file_name(&caption)?;
         let format = media_type(part.content_type().as_deref(), &caption);
         let blob = store_part(&ctx, &mut part).await?;
         stored = Some((blob, caption, format));
@@ -409,8 +441,31 @@ pub async fn get(ctx: Ctx, view: View) -> ApiResult<Response> {
 }
 
 /// `GET .../{id}/content`: the bytes, streamed; `ETag` is the SHA-256,
-/// `If-None-Match` answers 304, a single `Range` answers 206.
+/// `If-None-Match` answers 304, a single `Range` answers 206. `HEAD`: the same
+/// headers, no bytes. Every answer, errors too, is kept from running in a
+/// browser: `nosniff` and a sandboxing CSP (see [`protect`]).
 pub async fn content(ctx: Ctx, view: View) -> ApiResult<Response> {
+    let answer = download(ctx, view).await;
+    Ok(protect(answer.unwrap_or_else(|err| Response::error(&err))))
+}
+
+/// A download's answer may not be sniffed into another type, nor run as a
+/// page of this origin if a browser opens it. The bytes (and a 304) may be
+/// kept by the browser, not by shared caches, and are checked against their
+/// ETag before reuse; an error is kept by no one, as every API answer.
+fn protect(response: Response) -> Response {
+    let status = response.status();
+    let response = response
+        .header("x-content-type-options", "nosniff")
+        .header("content-security-policy", CONTENT_SECURITY_POLICY);
+    if status < 300 || status == 304 {
+        response.header("cache-control", "private, no-cache")
+    } else {
+        response
+    }
+}
+
+async fn download(ctx: Ctx, view: View) -> ApiResult<Response> {
     let target = target(&ctx, view);
     let a = ctx
         .read_in(move |conn, scope| load(conn, scope, view, &target))
@@ -429,11 +484,19 @@ pub async fn content(ctx: Ctx, view: View) -> ApiResult<Response> {
         ByteRange::Full => (200, 0, size),
         ByteRange::Partial { start, end } => (206, start, end),
         ByteRange::Unsatisfiable => {
-            return Ok(Response::error(&ApiError::RangeNotSatisfiable { size }));
+            return Err(ApiError::RangeNotSatisfiable { size });
         }
     };
-    let mut response = Response::stream(status, ctx.blob_stream(&a.blob_id, start, end))
-        .header("content-type", &a.format)
+    let body = if ctx.req.method() == Method::Head {
+        Response::empty(status)
+    } else {
+        Response::stream(status, ctx.blob_stream(&a.blob_id, start, end))
+    };
+    let mut response = body
+        .header(
+            "content-type",
+            served_type(&a.format, ctx.app.settings.serve_active_content),
+        )
         .header("content-length", &(end - start).to_string())
         .header("content-disposition", &content_disposition(&a.caption))
         .header("etag", &etag)

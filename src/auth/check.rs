@@ -18,16 +18,28 @@ use crate::error::{ApiError, ApiResult};
 use crate::http::Request;
 
 /// The session key of a request: `Authorization: Bearer KEY`, else `api_key`.
-pub fn request_key(req: &Request) -> Option<&str> {
+/// A repeated `api_key` is a 400, whichever is used: which one would count?
+pub fn request_key(req: &Request) -> ApiResult<Option<&str>> {
+    let mut keys = req
+        .query_pairs()
+        .iter()
+        .filter(|(name, _)| name == "api_key");
+    let query = keys.next();
+    if keys.next().is_some() {
+        return Err(ApiError::invalid_query(
+            "api_key",
+            "`api_key` is given more than once; send the key once",
+        ));
+    }
     if let Some(value) = req.header("authorization") {
         let mut parts = value.splitn(2, ' ');
         if let (Some(scheme), Some(key)) = (parts.next(), parts.next()) {
             if scheme.eq_ignore_ascii_case("bearer") && !key.trim().is_empty() {
-                return Some(key.trim());
+                return Ok(Some(key.trim()));
             }
         }
     }
-    req.query("api_key").filter(|k| !k.is_empty())
+    Ok(query.map(|(_, key)| key.as_str()).filter(|k| !k.is_empty()))
 }
 
 /// A request's caller, and whether that still has to be confirmed.
@@ -114,7 +126,7 @@ impl SessionCheck {
     /// from memory; otherwise the store is asked (now, or by the handler's first
     /// store call when the key is cached but the store has moved on).
     pub async fn authenticate(&self, req: &Request) -> ApiResult<Authenticated> {
-        let key = request_key(req).ok_or_else(|| {
+        let key = request_key(req)?.ok_or_else(|| {
             ApiError::Unauthorized(
                 "A session key is required: log in at POST /api/rest/1.0/sessions/{username} and \
              send the key as `Authorization: Bearer KEY` or `?api_key=KEY`"
@@ -167,6 +179,30 @@ impl SessionCheck {
             recheck,
             live_at,
         })
+    }
+
+    /// Whether `value` is a live session key: the access log hides such a
+    /// value under any parameter name. Only a text with the shape of a key
+    /// costs a look-up: in memory while nothing was committed since the key
+    /// was read, else in the store.
+    pub async fn is_live_key(&self, value: &str) -> bool {
+        if !sessions::looks_like_key(value) {
+            return false;
+        }
+        let hash = sessions::hash_key(value);
+        if let Some((read_at, found)) = self.cache.get(&hash) {
+            if read_at.is_some()
+                && read_at == self.db.stamp()
+                && !self.limits.expired(&found, clock::now_ms())
+            {
+                return true;
+            }
+        }
+        let limits = self.limits;
+        self.db
+            .read(move |conn, _| check_session(conn, &hash, limits))
+            .await
+            .is_ok()
     }
 }
 

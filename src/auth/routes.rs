@@ -113,7 +113,7 @@ pub async fn logout(ctx: Ctx) -> ApiResult<Response> {
             "This session key does not belong to that username",
         ));
     }
-    let hash = sessions::hash_key(request_key(&ctx.req).unwrap_or_default());
+    let hash = sessions::hash_key(request_key(&ctx.req)?.unwrap_or_default());
     ctx.write(move |conn| Ok(sessions::delete(conn, &hash)?))
         .await?;
     Ok(Response::empty(204))

@@ -21,8 +21,20 @@ pub fn new_key() -> NewKey {
         .fill(&mut bytes)
         .expect("the system random source failed");
     let key = super::base64url(&bytes);
+    debug_assert!(looks_like_key(&key));
     let hash = hash_key(&key);
     NewKey { key, hash }
+}
+
+/// Characters of a key: 32 bytes in unpadded base64url.
+pub const KEY_LENGTH: usize = 43;
+
+/// Whether a text has the shape of a key (not whether one is live).
+pub fn looks_like_key(text: &str) -> bool {
+    text.len() == KEY_LENGTH
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
 
 pub fn hash_key(key: &str) -> Vec<u8> {

@@ -226,7 +226,10 @@ pub async fn create(mut ctx: Ctx) -> ApiResult<Response> {
     let item = ctx
         .write_in(move |conn, ws| {
             let catalog = CatalogName::parse(&name)?;
-            let name = input.name.flatten().filter(|n| !n.trim().is_empty());
+            let name = input
+                .name
+                .flatten()
+                .filter(|n| !crate::validate::is_blank(n));
             let xref = input.xref.flatten().filter(|x| !x.is_empty());
             if name.is_none() && xref.is_none() {
                 return Err(crate::validate::missing("name"));
@@ -273,7 +276,7 @@ pub async fn patch(mut ctx: Ctx) -> ApiResult<Response> {
             let mut item = load_item(conn, ws, catalog, &id)?;
             let before = (item.name.clone(), item.xref.clone());
             if let Some(name) = input.name {
-                item.name = name.filter(|n| !n.trim().is_empty());
+                item.name = name.filter(|n| !crate::validate::is_blank(n));
             }
             if let Some(xref) = input.xref {
                 item.xref = xref.filter(|x| !x.is_empty());

@@ -249,7 +249,7 @@ impl RefContext<'_> {
                     }
                 }
                 let xref = xref.filter(|x| !x.is_empty());
-                let name = name.filter(|n| !n.trim().is_empty());
+                let name = name.filter(|n| !crate::validate::is_blank(n));
                 if let Some(id) = id {
                     self.existing(catalog, &id, path)?
                 } else if let Some(found) = match (&xref, &name) {

@@ -7,7 +7,11 @@ use crate::catalogs::CatalogName;
 /// What a field holds.
 #[derive(Debug)]
 pub enum Type {
+    /// One line of text: no control characters.
     Text,
+    /// Multi-line text (notes): line breaks and tabs allowed, other control
+    /// characters not.
+    Notes,
     /// A value kept as a string; numbers and booleans are accepted and stringified.
     Stringified,
     Int,
@@ -133,7 +137,7 @@ pub static JOB: Kind = Kind {
         ),
         f("eta", Type::DateTime),
         f("etc", Type::DateTime),
-        f("notes", Type::Text),
+        f("notes", Type::Notes),
         f("location", Type::Catalog(CatalogName::Locations)),
         f(
             "transports",
@@ -225,7 +229,7 @@ pub static QUALITY_RESULT: Kind = Kind {
             Type::Enum(&["lte", "gte", "lt", "gt", "eq"]),
         ),
         f("result", Type::Stringified),
-        f("notes", Type::Text),
+        f("notes", Type::Notes),
         f("isRetestNeeded", Type::Bool),
         f("isOffSpec", Type::Bool),
         f("isPassed", Type::Bool),
@@ -262,7 +266,7 @@ pub static TIMELOG: Kind = Kind {
         f("category", Type::Enum(&["event", "delay"])),
         f("start", Type::DateTime),
         f("end", Type::DateTime),
-        f("notes", Type::Text),
+        f("notes", Type::Notes),
     ],
     aliases: &[],
     required: &["type", "category", "start"],

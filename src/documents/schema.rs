@@ -13,7 +13,7 @@ use crate::catalogs::store::RefContext;
 use crate::clock;
 use crate::error::{ApiError, ApiResult};
 use crate::organizations;
-use crate::validate::{self, kind_of, missing, object, optional_enum, unknown_field};
+use crate::validate::{self, Lines, kind_of, missing, object, optional_enum, unknown_field};
 
 /// Longest text field.
 const TEXT_MAX: usize = 10_000;
@@ -104,6 +104,14 @@ fn type_error(path: &str, expected: &str, value: &Value) -> ApiError {
     )
 }
 
+fn text(value: &Value, path: &str, lines: Lines) -> ApiResult<Value> {
+    match value {
+        Value::String(_) => Ok(validate::optional_text(value, path, TEXT_MAX, lines)?
+            .map_or(Value::Null, Value::String)),
+        other => Err(type_error(path, "a string", other)),
+    }
+}
+
 fn normalize_value(
     ty: &'static Type,
     value: &Value,
@@ -111,14 +119,8 @@ fn normalize_value(
     refs: &mut RefContext<'_>,
 ) -> ApiResult<Value> {
     match ty {
-        Type::Text | Type::DocumentId => match value {
-            Value::String(s) if s.chars().count() > TEXT_MAX => Err(ApiError::invalid(
-                path,
-                format!("`{path}` is longer than {TEXT_MAX} characters"),
-            )),
-            Value::String(s) => Ok(Value::String(s.clone())),
-            other => Err(type_error(path, "a string", other)),
-        },
+        Type::Text | Type::DocumentId => text(value, path, Lines::One),
+        Type::Notes => text(value, path, Lines::Many),
         Type::Stringified => match value {
             Value::String(_) => normalize_value(&Type::Text, value, path, refs),
             Value::Number(n) => Ok(Value::String(n.to_string())),

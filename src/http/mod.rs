@@ -6,6 +6,8 @@
 
 pub mod access_log;
 pub mod client;
+pub mod cors;
+pub mod json;
 pub mod multipart;
 pub mod range;
 pub mod request;

@@ -11,6 +11,21 @@ pub enum ByteRange {
     Unsatisfiable,
 }
 
+/// A position of a range: digits only (anything else makes the header
+/// malformed, and ignored); digits past what 64 bits hold make it unsatisfiable.
+enum Position {
+    At(u64),
+    TooLarge,
+    Malformed,
+}
+
+fn position(text: &str) -> Position {
+    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return Position::Malformed;
+    }
+    text.parse().map_or(Position::TooLarge, Position::At)
+}
+
 pub fn parse(header: Option<&str>, size: u64) -> ByteRange {
     let Some(spec) = header.and_then(|h| h.trim().strip_prefix("bytes=")) else {
         return ByteRange::Full;
@@ -22,22 +37,25 @@ pub fn parse(header: Option<&str>, size: u64) -> ByteRange {
         return ByteRange::Full;
     };
     let (first, last) = (first.trim(), last.trim());
-    let parsed = |s: &str| s.parse::<u64>().ok();
+    use Position::{At, Malformed, TooLarge};
     let (start, end) = match (first.is_empty(), last.is_empty()) {
         // bytes=-N: the last N bytes.
-        (true, false) => match parsed(last) {
-            Some(0) => return ByteRange::Unsatisfiable,
-            Some(n) => (size.saturating_sub(n), size),
-            None => return ByteRange::Full,
+        (true, false) => match position(last) {
+            At(0) | TooLarge => return ByteRange::Unsatisfiable,
+            At(n) => (size.saturating_sub(n), size),
+            Malformed => return ByteRange::Full,
         },
         // bytes=N-: from N to the end.
-        (false, true) => match parsed(first) {
-            Some(start) => (start, size),
-            None => return ByteRange::Full,
+        (false, true) => match position(first) {
+            At(start) => (start, size),
+            TooLarge => return ByteRange::Unsatisfiable,
+            Malformed => return ByteRange::Full,
         },
-        (false, false) => match (parsed(first), parsed(last)) {
-            (Some(start), Some(last)) if last >= start => (start, last.saturating_add(1).min(size)),
-            _ => return ByteRange::Full,
+        (false, false) => match (position(first), position(last)) {
+            (Malformed, _) | (_, Malformed) => return ByteRange::Full,
+            (TooLarge, _) | (_, TooLarge) => return ByteRange::Unsatisfiable,
+            (At(start), At(last)) if last >= start => (start, last.saturating_add(1).min(size)),
+            (At(_), At(_)) => return ByteRange::Full,
         },
         (true, true) => return ByteRange::Full,
     };
@@ -93,5 +111,23 @@ mod tests {
         assert_eq!(parse(Some("bytes=9-3"), 100), ByteRange::Full);
         assert_eq!(parse(Some("bytes=100-"), 100), ByteRange::Unsatisfiable);
         assert_eq!(parse(Some("bytes=-0"), 100), ByteRange::Unsatisfiable);
+        assert_eq!(parse(Some("bytes=+5-9"), 100), ByteRange::Full);
+    }
+
+    #[test]
+    fn positions_past_64_bits_are_unsatisfiable() {
+        let huge = "99999999999999999999999";
+        for spec in [
+            format!("bytes={huge}-"),
+            format!("bytes=0-{huge}"),
+            format!("bytes={huge}-{huge}"),
+            format!("bytes=-{huge}"),
+        ] {
+            assert_eq!(parse(Some(&spec), 100), ByteRange::Unsatisfiable, "{spec}");
+        }
+        assert_eq!(
+            parse(Some("bytes=0-18446744073709551615"), 100),
+            ByteRange::Partial { start: 0, end: 100 }
+        );
     }
 }

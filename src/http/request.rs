@@ -313,7 +313,9 @@ impl Request {
         Ok(collected.freeze())
     }
 
-    /// Reads a JSON body (`Content-Type: application/json`, at most 1 MiB).
+    /// Reads a JSON body (`Content-Type: application/json`, at most 1 MiB),
+    /// strictly: a key given twice or an integer a double cannot hold is a 400
+    /// naming the field (see [`super::json`]).
     pub async fn json(&mut self) -> ApiResult<Value> {
         match self.content_type() {
             Some(t) if t == "application/json" || t.ends_with("+json") => {}
@@ -331,12 +333,7 @@ impl Request {
                 "The request body is empty; a JSON object is required",
             ));
         }
-        serde_json::from_slice(&bytes).map_err(|e| {
-            ApiError::bad_request(
-                "invalid_json",
-                format!("The request body is not valid JSON: {e}"),
-            )
-        })
+        super::json::parse(&bytes)
     }
 
     /// Reads an `application/x-www-form-urlencoded` body into pairs.

@@ -15,6 +15,9 @@ pub struct Response {
     status: u16,
     headers: Vec<(HeaderName, HeaderValue)>,
     body: ResponseBody,
+    /// Query parameters whose values the access log must not show (beyond
+    /// `api_key` and `password`, which it never shows).
+    secret_params: Vec<String>,
 }
 
 fn full(bytes: Bytes) -> ResponseBody {
@@ -39,6 +42,7 @@ impl Response {
                 HeaderValue::from_static("application/json"),
             )],
             body: full(body),
+            secret_params: Vec::new(),
         }
     }
 
@@ -60,6 +64,7 @@ impl Response {
             status,
             headers: Vec::new(),
             body: http_body_util::StreamBody::new(stream).boxed(),
+            secret_params: Vec::new(),
         }
     }
 
@@ -69,6 +74,7 @@ impl Response {
             status,
             headers: Vec::new(),
             body: full(Bytes::new()),
+            secret_params: Vec::new(),
         }
     }
 
@@ -105,6 +111,29 @@ impl Response {
             _ => log::error!("dropped an invalid response header {name:?}"),
         }
         self
+    }
+
+    /// Adds a header unless the answer already has one of that name.
+    pub fn default_header(self, name: &str, value: &str) -> Response {
+        if self
+            .headers
+            .iter()
+            .any(|(n, _)| n.as_str().eq_ignore_ascii_case(name))
+        {
+            self
+        } else {
+            self.header(name, value)
+        }
+    }
+
+    /// Marks a query parameter whose value the access log must hide.
+    pub fn secret_param(mut self, name: &str) -> Response {
+        self.secret_params.push(name.to_string());
+        self
+    }
+
+    pub(crate) fn secret_params(&self) -> &[String] {
+        &self.secret_params
     }
 
     pub fn status(&self) -> u16 {

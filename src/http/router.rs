@@ -1,6 +1,7 @@
 //! A small router: routes are a method plus a path pattern of literal segments
 //! and `{name}` parameters. A path that matches no pattern is a 404; a path that
-//! matches with another method is a 405 that lists the allowed methods.
+//! matches with another method is a 405 that lists the allowed methods, and
+//! `OPTIONS`, which every path of the table answers with that same list.
 //!
 //! The router is generic over what a route carries, so it knows nothing of the
 //! application; `src/routes.rs` holds the one table of every route.
@@ -104,7 +105,13 @@ impl<H> Router<H> {
                     .collect();
                 Ok(Matched { route, params })
             }
-            None if !allowed.is_empty() => Err(ApiError::MethodNotAllowed { allow: allowed }),
+            None if !allowed.is_empty() => {
+                // Every path of the table answers OPTIONS (see `App::dispatch`).
+                if !allowed.contains(&Method::Options.as_str()) {
+                    allowed.push(Method::Options.as_str());
+                }
+                Err(ApiError::MethodNotAllowed { allow: allowed })
+            }
             None => Err(ApiError::not_found("No such path on this server")),
         }
     }
@@ -173,7 +180,9 @@ mod tests {
     #[test]
     fn wrong_method_is_405_with_allow() {
         match r_err(Method::Delete, "/ports/X") {
-            ApiError::MethodNotAllowed { allow } => assert_eq!(allow, vec!["GET", "PUT"]),
+            ApiError::MethodNotAllowed { allow } => {
+                assert_eq!(allow, vec!["GET", "PUT", "OPTIONS"])
+            }
             other => panic!("{other:?}"),
         }
     }

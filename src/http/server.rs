@@ -227,11 +227,15 @@ where
         Ok(request) => handler(request).await,
         Err(err) => Response::error(&err),
     };
+    // An answer that says nothing of caching is not to be kept: API answers
+    // carry keys and tenants' data. The console's files and downloads say
+    // otherwise themselves.
+    let response = response.default_header("cache-control", NO_STORE);
     if let Some(started) = started {
         access.record(
             remote,
             parts.method.as_str(),
-            &redact_secrets(target),
+            &redact_secrets(target, response.secret_params()),
             response.status(),
             started.elapsed(),
         );
@@ -239,9 +243,13 @@ where
     response.into_hyper()
 }
 
-/// The request target with every `api_key` (and any `password`) value replaced,
-/// so a log file never holds a usable key.
-pub fn redact_secrets(target: &str) -> String {
+/// `Cache-Control` of every answer that does not set its own.
+pub const NO_STORE: &str = "no-store";
+
+/// The request target with every `api_key` and `password` value replaced, and
+/// those of the parameters in `also` (named by the handler: values that are
+/// live keys under another name), so a log file never holds a usable key.
+pub fn redact_secrets(target: &str, also: &[String]) -> String {
     let Some((path, query)) = target.split_once('?') else {
         return target.to_string();
     };
@@ -254,7 +262,10 @@ pub fn redact_secrets(target: &str) -> String {
                 .ok()
                 .and_then(|pairs| pairs.into_iter().next())
                 .map_or_else(|| name.to_string(), |(n, _)| n);
-            if decoded.eq_ignore_ascii_case("api_key") || decoded.eq_ignore_ascii_case("password") {
+            if decoded.eq_ignore_ascii_case("api_key")
+                || decoded.eq_ignore_ascii_case("password")
+                || also.contains(&decoded)
+            {
                 format!("{name}=REDACTED")
             } else {
                 pair.to_string()
@@ -271,11 +282,20 @@ mod tests {
     #[test]
     fn api_key_never_survives_redaction() {
         assert_eq!(
-            redact_secrets("/ports?page=2&api_key=abc123&name=x"),
+            redact_secrets("/ports?page=2&api_key=abc123&name=x", &[]),
             "/ports?page=2&api_key=REDACTED&name=x"
         );
-        assert_eq!(redact_secrets("/ports/X"), "/ports/X");
-        assert!(!redact_secrets("/p?API_KEY=zzz").contains("zzz"));
-        assert!(!redact_secrets("/p?api%5Fkey=zzz").contains("zzz"));
+        assert_eq!(redact_secrets("/ports/X", &[]), "/ports/X");
+        assert!(!redact_secrets("/p?API_KEY=zzz", &[]).contains("zzz"));
+        assert!(!redact_secrets("/p?api%5Fkey=zzz", &[]).contains("zzz"));
+    }
+
+    #[test]
+    fn parameters_named_by_the_handler_are_redacted_too() {
+        let also = ["apikey".to_string()];
+        assert_eq!(
+            redact_secrets("/p?apikey=k1&name=x&apikey=k2&api%6Bey=k3", &also),
+            "/p?apikey=REDACTED&name=x&apikey=REDACTED&api%6Bey=REDACTED"
+        );
     }
 }

@@ -9,8 +9,8 @@ use crate::clock;
 use crate::error::{ApiError, ApiResult};
 use crate::listing::{distinct_params, whole_number_param};
 use crate::validate::{
-    object, optional_enum, optional_integer, optional_number_below, optional_string,
-    required_string, unknown_field,
+    Lines, object, optional_enum, optional_integer, optional_number_below, optional_string,
+    optional_text, required_string, unknown_field,
 };
 
 pub const STATUS_ACTIVE: &str = "ACTIVE";
@@ -245,14 +245,16 @@ impl Serialize for Location {
     }
 }
 
-/// Client codes: 1-64 characters of `A-Z a-z 0-9 . _ -`, case-sensitive.
+/// Client codes: 1-64 characters of `A-Z a-z 0-9 . _ -`, case-sensitive, but
+/// not `.` or `..`.
 /// Longest clientCode.
 pub const CLIENT_CODE_MAX: usize = 64;
 /// What [`valid_client_code`] accepts, as a regular expression (OpenAPI).
-pub const CLIENT_CODE_PATTERN: &str = "^[A-Za-z0-9._-]{1,64}$";
+pub const CLIENT_CODE_PATTERN: &str = r"^(?!\.\.?$)[A-Za-z0-9._-]{1,64}$";
 
 pub fn valid_client_code(code: &str) -> bool {
-    !code.is_empty()
+    // `.` and `..` are path segments that browsers and curl resolve away.
+    !matches!(code, "" | "." | "..")
         && code.len() <= CLIENT_CODE_MAX
         && code
             .bytes()
@@ -265,7 +267,8 @@ pub fn check_client_code(code: &str, field: &str) -> ApiResult<()> {
     } else {
         Err(ApiError::invalid(
             field,
-            "A clientCode is 1 to 64 characters of letters, digits, '.', '_' and '-'",
+            "A clientCode is 1 to 64 characters of letters, digits, '.', '_' and '-', \
+             and not `.` or `..`",
         ))
     }
 }
@@ -334,8 +337,12 @@ impl LocationFields {
                         fields.status_code = status;
                     }
                 }
-                "restrictions" => fields.restrictions = optional_string(value, k, TEXT_MAX)?,
-                "generalComments" => fields.general_comments = optional_string(value, k, TEXT_MAX)?,
+                "restrictions" => {
+                    fields.restrictions = optional_text(value, k, TEXT_MAX, Lines::Many)?
+                }
+                "generalComments" => {
+                    fields.general_comments = optional_text(value, k, TEXT_MAX, Lines::Many)?
+                }
                 "clientCode" => {
                     if value.as_str() != Some(client_code) {
                         return Err(ApiError::invalid(

@@ -616,7 +616,11 @@ fn fields_schema(fields: &'static [Field], side: Side, out: &mut Map<String, Val
 
 fn type_schema(ty: &'static Type, name: &str, side: Side, out: &mut Map<String, Value>) -> Value {
     match ty {
-        Type::Text => string(),
+        Type::Text => describe(string(), "One line: no control characters"),
+        Type::Notes => describe(
+            string(),
+            "Multi-line: line breaks and tabs allowed, no other control characters",
+        ),
         Type::Stringified => match side {
             Side::Write => describe(
                 json!({"type": ["string", "number", "boolean"]}),

@@ -62,7 +62,13 @@ pub fn document<'a>(routes: impl IntoIterator<Item = Operation<'a>>) -> Value {
                 Log in with `POST /api/rest/1.0/sessions/{username}` and send the `sessionId` \
                 as `Authorization: Bearer KEY` or as the query parameter `api_key`. Every answer \
                 that is not 2xx has the `Error` body; a known path with another method answers \
-                405 with `Allow`. The prose reference is docs/api.md.",
+                405 with `Allow`, and `OPTIONS` on any known path answers 204 with `Allow` (and, \
+                when the server runs with `--cors-origin ORIGIN`, the CORS headers of a \
+                preflight from exactly that origin). Every answer carries \
+                `Cache-Control: no-store` except the console's files and downloads, which say \
+                how they may be kept. JSON bodies are read strictly: a key given twice is a 400 \
+                `duplicate_field`, an integer that a double cannot hold exactly a 400 \
+                `invalid_field`. The prose reference is docs/api.md.",
             "license": {"name": "MIT", "identifier": "MIT"},
         },
         "tags": [
@@ -125,7 +131,7 @@ fn path_parameter(name: &str) -> (String, Value) {
             json!({"type": "string", "pattern": "^[A-Za-z0-9._@-]{1,64}$"}),
         ),
         "clientCode" => (
-            "The record's code: 1-64 characters of `A-Z a-z 0-9 . _ -`, case-sensitive (400 otherwise)"
+            "The record's code: 1-64 characters of `A-Z a-z 0-9 . _ -`, case-sensitive, not `.` or `..` (400 otherwise)"
                 .into(),
             json!({"type": "string", "pattern": location::CLIENT_CODE_PATTERN}),
         ),

@@ -229,9 +229,9 @@ pub const ERRORS: &[(u16, &str, &str)] = &[
     (
         400,
         "BadRequest",
-        "The request is malformed or breaks a rule (`invalid_json`, `invalid_field`, \
-         `missing_field`, `unknown_field`, `invalid_query`, `invalid_path`); `field` names the \
-         input at fault",
+        "The request is malformed or breaks a rule (`invalid_json`, `duplicate_field`, \
+         `invalid_field`, `missing_field`, `unknown_field`, `invalid_query`, `invalid_path`, \
+         `invalid_multipart`); `field` names the input at fault",
     ),
     (
         401,
@@ -268,7 +268,8 @@ pub const ERRORS: &[(u16, &str, &str)] = &[
     (
         416,
         "RangeNotSatisfiable",
-        "The range is outside the file (`range_not_satisfiable`)",
+        "The range is outside the file, or a position is too large to be one \
+         (`range_not_satisfiable`)",
     ),
     (
         429,
@@ -343,6 +344,16 @@ pub fn headers() -> Value {
         "Content-Length": header("Bytes in this answer", "integer"),
         "Accept-Ranges": header("`bytes`", "string"),
         "Retry-After": header("Seconds to wait", "integer"),
+        "Cache-Control": header(
+            "`private, no-cache` on downloads: a browser may keep the bytes, and checks them \
+             with `If-None-Match` before use (every API answer is `no-store`)",
+            "string",
+        ),
+        "X-Content-Type-Options": header("`nosniff`: the type is never guessed", "string"),
+        "Content-Security-Policy": header(
+            "`sandbox; default-src 'none'`: opened in a browser, the file runs and loads nothing",
+            "string",
+        ),
     })
 }
 

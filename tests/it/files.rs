@@ -399,3 +399,218 @@ fn files_survive_a_restart() {
     assert_eq!(got.status, 200);
     assert!(got.body == data);
 }
+
+#[test]
+fn uploaded_html_svg_and_javascript_are_served_as_sent() {
+    let fx = Fixture::new(&[]);
+    let mut contents = Vec::new();
+    for (name, content_type) in [
+        ("page.html", Some("text/html")),
+        ("guessed.html", None),
+        ("drawing.svg", Some("image/svg+xml")),
+        ("script.js", Some("text/javascript")),
+        ("feed.xml", Some("application/xml")),
+        ("report.pdf", Some("application/pdf")),
+    ] {
+        let reply = fx.upload(
+            &fx.files(),
+            name,
+            content_type,
+            b"<script>alert(1)</script>",
+        );
+        assert_eq!(reply.status, 201, "{}", reply.text());
+        let format = reply.json()["body"]["format"].as_str().unwrap().to_string();
+        let id = reply.json()["id"].as_str().unwrap().to_string();
+        contents.push((format, format!("{}/{id}/content", fx.files())));
+    }
+    for (format, content) in &contents {
+        let reply = fx.get(content, &[]);
+        assert_eq!(reply.status, 200);
+        let expected = if format == "application/pdf" {
+            "application/pdf"
+        } else {
+            "application/octet-stream"
+        };
+        // The record keeps the type as given; the download is inert bytes.
+        assert_eq!(reply.header("content-type"), Some(expected), "{format}");
+        assert_eq!(reply.header("x-content-type-options"), Some("nosniff"));
+        assert_eq!(
+            reply.header("content-security-policy"),
+            Some("sandbox; default-src 'none'")
+        );
+        assert_eq!(reply.header("cache-control"), Some("private, no-cache"));
+    }
+    // Answers of /content that are not the bytes are protected alike.
+    let etag = fx
+        .get(&contents[0].1, &[])
+        .header("etag")
+        .unwrap()
+        .to_string();
+    let not_modified = fx.get(&contents[0].1, &[("If-None-Match", &etag)]);
+    assert_eq!(not_modified.status, 304);
+    assert_eq!(
+        not_modified.header("x-content-type-options"),
+        Some("nosniff")
+    );
+    let missing = fx.get(
+        &format!(
+            "{}/00000000-0000-0000-0000-000000000000/content",
+            fx.files()
+        ),
+        &[],
+    );
+    missing.assert_error(404, "not_found");
+    assert_eq!(missing.header("x-content-type-options"), Some("nosniff"));
+    assert_eq!(missing.header("cache-control"), Some("no-store"));
+
+    // The option keeps active types as they were sent, still sandboxed.
+    let allowing = Fixture::new(&["--serve-active-content"]);
+    let reply = allowing.upload(
+        &allowing.files(),
+        "page.html",
+        Some("text/html"),
+        b"<p>hi</p>",
+    );
+    let id = reply.json()["id"].as_str().unwrap().to_string();
+    let served = allowing.get(&format!("{}/{id}/content", allowing.files()), &[]);
+    assert_eq!(served.header("content-type"), Some("text/html"));
+    assert_eq!(
+        served.header("content-security-policy"),
+        Some("sandbox; default-src 'none'")
+    );
+}
+
+#[test]
+fn head_on_content_is_405() {
+    let fx = Fixture::new(&[]);
+    let data = b"0123456789".to_vec();
+    let reply = fx.upload(&fx.attachments(&fx.job), "digits.txt", None, &data);
+    assert_eq!(reply.status, 201, "{}", reply.text());
+    let id = reply.json()["id"].as_str().unwrap().to_string();
+    for content in [
+        format!("{}/{id}/content", fx.files()),
+        format!("{}/{id}/content", fx.attachments(&fx.job)),
+    ] {
+        let full = fx.get(&content, &[]);
+        let head = fx
+            .server
+            .request("HEAD", &content, Some(&fx.key), &[], None);
+        assert_eq!(head.status, 200);
+        assert!(head.body.is_empty());
+        for header in [
+            "content-type",
+            "content-length",
+            "etag",
+            "content-disposition",
+        ] {
+            assert_eq!(head.header(header), full.header(header), "{header}");
+        }
+        assert_eq!(head.header("content-length"), Some("10"));
+        assert_eq!(head.header("x-content-type-options"), Some("nosniff"));
+        let part = fx.server.request(
+            "HEAD",
+            &content,
+            Some(&fx.key),
+            &[("Range", "bytes=2-4")],
+            None,
+        );
+        assert_eq!(part.status, 206);
+        assert_eq!(part.header("content-range"), Some("bytes 2-4/10"));
+        assert_eq!(part.header("content-length"), Some("3"));
+        let etag = full.header("etag").unwrap();
+        let cached = fx.server.request(
+            "HEAD",
+            &content,
+            Some(&fx.key),
+            &[("If-None-Match", etag)],
+            None,
+        );
+        assert_eq!(cached.status, 304);
+        assert_eq!(
+            fx.server.request("HEAD", &content, None, &[], None).status,
+            401
+        );
+        let allow = fx
+            .server
+            .request("POST", &content, Some(&fx.key), &[], None);
+        allow.assert_error(405, "method_not_allowed");
+        assert_eq!(allow.header("allow"), Some("GET, HEAD, OPTIONS"));
+    }
+}
+
+#[test]
+fn range_numbers_past_64_bits_are_answered_with_the_whole_file() {
+    let fx = Fixture::new(&[]);
+    let reply = fx.upload(&fx.files(), "a.txt", None, b"abcdef");
+    let id = reply.json()["id"].as_str().unwrap().to_string();
+    let content = format!("{}/{id}/content", fx.files());
+    let huge = "99999999999999999999999";
+    for range in [
+        format!("bytes={huge}-"),
+        format!("bytes=0-{huge}"),
+        format!("bytes=-{huge}"),
+    ] {
+        let reply = fx.get(&content, &[("Range", &range)]);
+        reply.assert_error(416, "range_not_satisfiable");
+        assert_eq!(reply.header("content-range"), Some("bytes */6"), "{range}");
+    }
+    // The largest 64-bit position is still a position: clamped to the file.
+    let reply = fx.get(&content, &[("Range", "bytes=2-18446744073709551615")]);
+    assert_eq!((reply.status, reply.body.as_slice()), (206, &b"cdef"[..]));
+}
+
+#[test]
+fn a_3_mb_file_name_is_stored() {
+    let fx = Fixture::new(&[]);
+    let listed = || fx.get(&fx.files(), &[]).json();
+    // 255 bytes of UTF-8 is the most a name may hold.
+    let longest = format!("{}.pdf", "ł".repeat(125) + "x");
+    assert_eq!(longest.len(), 255);
+    let reply = fx.upload(&fx.files(), &longest, None, b"ok");
+    assert_eq!(reply.status, 201, "{}", reply.text());
+    assert_eq!(reply.json()["caption"], longest);
+    let too_long = format!("{}.pdf", "a".repeat(252));
+    let reply = fx.upload(&fx.files(), &too_long, None, b"no");
+    reply.assert_error(400, "invalid_field");
+    assert_eq!(reply.error_field().as_deref(), Some("file"));
+    // Control characters that header syntax lets through: a tab, C1 codes.
+    for name in ["tab\there.txt", "next\u{85}line.txt"] {
+        let reply = fx.upload(&fx.files(), name, None, b"no");
+        reply.assert_error(400, "invalid_field");
+        assert_eq!(reply.error_field().as_deref(), Some("file"));
+    }
+
+    // Part headers past 8 KiB (a 3 MB name, a long header of another name)
+    // are refused while they arrive, before they are held whole.
+    for header in [
+        format!(
+            "Content-Disposition: form-data; name=\"file\"; filename=\"{}\"",
+            "n".repeat(3 * 1024 * 1024)
+        ),
+        format!(
+            "Content-Disposition: form-data; name=\"file\"; filename=\"a\"\r\nX-Padding: {}",
+            "p".repeat(9000)
+        ),
+    ] {
+        let body = format!("--{BOUNDARY}\r\n{header}\r\n\r\nbytes\r\n--{BOUNDARY}--\r\n");
+        let reply = fx.upload_raw(&fx.files(), body.as_bytes());
+        reply.assert_error(400, "invalid_multipart");
+    }
+    // A preamble is held like headers, and limited alike.
+    let body = format!(
+        "{}\r\n{}",
+        "p".repeat(9000),
+        String::from_utf8(multipart(BOUNDARY, &[("file", Some("a"), None, b"a")])).unwrap()
+    );
+    fx.upload_raw(&fx.files(), body.as_bytes())
+        .assert_error(400, "invalid_multipart");
+    // Headers just under the limit are fine.
+    let header = format!(
+        "Content-Disposition: form-data; name=\"file\"; filename=\"ok.txt\"\r\nX-Padding: {}",
+        "p".repeat(8000)
+    );
+    let body = format!("--{BOUNDARY}\r\n{header}\r\n\r\nbytes\r\n--{BOUNDARY}--\r\n");
+    assert_eq!(fx.upload_raw(&fx.files(), body.as_bytes()).status, 201);
+    // Only the two accepted files were recorded.
+    assert_eq!(listed().as_array().map(Vec::len), Some(2), "{}", listed());
+}

@@ -366,7 +366,10 @@ fn every_route_answers_401_without_a_key_404_to_strangers_and_works_for_its_tena
                 "{what} without a key: {}",
                 anonymous.text()
             );
-            assert_eq!(anonymous.json()["error"]["code"], "unauthorized", "{what}");
+            // A HEAD answer has no body: its status says it all.
+            if method != Method::Head {
+                assert_eq!(anonymous.json()["error"]["code"], "unauthorized", "{what}");
+            }
         }
 
         if let (Access::Session, Some(expected)) = (access, foreign_status(method, pattern)) {
@@ -378,7 +381,9 @@ fn every_route_answers_401_without_a_key_404_to_strangers_and_works_for_its_tena
                 "{what} by a foreign tenant: {}",
                 foreign.text()
             );
-            assert_eq!(foreign.json()["error"]["status"], expected, "{what}");
+            if method != Method::Head {
+                assert_eq!(foreign.json()["error"]["status"], expected, "{what}");
+            }
             assert_eq!(
                 before,
                 fixture.snapshot(&server, &owner),

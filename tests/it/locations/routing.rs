@@ -47,16 +47,16 @@ fn wrong_methods_are_405_with_allow() {
         for method in ["PATCH", "POST"] {
             let reply = server.send_json(method, &item, &api.key, &json!({"name": "x"}));
             reply.assert_error(405, "method_not_allowed");
-            assert_eq!(allowed(&reply), ["DELETE", "GET", "PUT"]);
+            assert_eq!(allowed(&reply), ["DELETE", "GET", "OPTIONS", "PUT"]);
         }
         // Also for a code with no record: the path exists, the method does not.
         let reply = server.send_json("PATCH", &format!("{catalog}/NEW"), &api.key, &json!({}));
         reply.assert_error(405, "method_not_allowed");
-        assert_eq!(allowed(&reply), ["DELETE", "GET", "PUT"]);
+        assert_eq!(allowed(&reply), ["DELETE", "GET", "OPTIONS", "PUT"]);
         for method in ["POST", "PUT", "DELETE", "PATCH"] {
             let reply = server.request(method, catalog, Some(&api.key), &[], None);
             reply.assert_error(405, "method_not_allowed");
-            assert_eq!(allowed(&reply), ["GET"]);
+            assert_eq!(allowed(&reply), ["GET", "OPTIONS"]);
         }
         // Nothing was changed by any of them.
         assert_eq!(api.read(catalog, "NLRTM")["name"], "Rotterdam");
