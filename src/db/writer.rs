@@ -214,7 +214,9 @@ impl Thread {
                     Err(_) => break,
                 }
             }
-            let (appended, answers) = commit_batch(&self.conn, &*self.capture, &mut batch);
+            let (appended, answers) = commit_batch(&self.conn, &*self.capture, &mut batch, || {
+                receiver.try_recv().ok()
+            });
             // The head moves before any caller hears of its commit: a client
             // that saw its write acknowledged finds it below the head.
             if let Some(last) = appended {
@@ -236,7 +238,11 @@ fn shutting_down() -> ApiError {
 }
 
 /// Runs one batch: each job in its own savepoint, its changes recorded by
-/// `capture` right after it, one COMMIT for all. Returns the last change
+/// `capture` right after it, one COMMIT for all. Writes that arrived while
+/// the batch ran (`more`) join it before the COMMIT, up to [`MAX_BATCH`]: they
+/// would otherwise wait for this commit and then pay one of their own, and
+/// every commit writes its dirty pages (the tails of the tables and indexes
+/// it touched, the change log's included) once more. Returns the last change
 /// sequence committed, if the batch appended any, and the answers of the jobs
 /// still to be given (jobs that failed before the commit are answered here).
 ///
@@ -247,13 +253,21 @@ fn commit_batch(
     conn: &Connection,
     capture: &dyn Capture,
     batch: &mut Vec<Job>,
+    mut more: impl FnMut() -> Option<Job>,
 ) -> (Option<u64>, Vec<(Job, ApiResult<()>)>) {
     let mut done: Vec<Job> = Vec::with_capacity(batch.len());
     let mut in_transaction = false;
     let mut last_change: Option<u64> = None;
     // The first failure to record a write's changes: the batch is rolled back.
     let mut unrecorded: Option<ApiError> = None;
-    for mut job in batch.drain(..) {
+    let mut given = batch.drain(..);
+    let mut taken = 0;
+    loop {
+        let next = given
+            .next()
+            .or_else(|| if taken < MAX_BATCH { more() } else { None });
+        let Some(mut job) = next else { break };
+        taken += 1;
         if !in_transaction {
             if let Err(err) = conn
                 .prepare_cached("BEGIN IMMEDIATE")
@@ -377,7 +391,7 @@ mod tests {
     use crate::error::ApiError;
 
     /// A store with a table `t`, and a write holding the writer for 150 ms:
-    /// writes queued in the meantime run as one batch after it.
+    /// writes queued in the meantime join its batch, after it.
     async fn held_store(
         capture: std::sync::Arc<dyn super::Capture>,
     ) -> (
@@ -477,7 +491,9 @@ mod tests {
             tokio::spawn(insert("b", "refuse")),
             tokio::spawn(insert("c", "alice")),
         );
-        hold.await.expect("join").expect("hold");
+        // The held write is of the same batch: it fails with the others.
+        let held = hold.await.expect("join").expect_err("the batch failed");
+        assert_eq!(held.status(), 500);
         for answer in [a, b, c] {
             let err = answer.await.expect("join").expect_err("the batch failed");
             assert_eq!(err.status(), 500);
