@@ -54,4 +54,4 @@ if [ -z "${QUAYSIDE_BIN:-}" ]; then
 fi
 
 echo "== node --test (console end-to-end, $QUAYSIDE_BIN)"
-node --test --test-concurrency=1 format.test.js events.test.js console.test.js
+node --test --test-concurrency=1 format.test.js events.test.js console.test.js record.test.js
