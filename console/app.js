@@ -1047,12 +1047,12 @@ async function jobView(view, workspaceId, jobId, alive) {
     const title = jobTitle();
     const requested = Object.entries(j.requested ?? {}).filter(([, on]) => on).map(([what]) => what);
     header.replaceChildren(
+      h('div', { class: 'report-head print-only' }, h('p', {}, `Inspection job report · ${workspace.body.description || workspaceId}`), h('p', {}, `Printed ${fmt.dateTime(new Date().toISOString())}`)),
       pageHeader(title, {
         crumbs: [['Workspaces', '#/workspaces'], [workspace.body.description || shortId(workspaceId), wsHash], [title]],
         subtitle: h('span', {}, statusBadge(j.status), ' ', j.activity ? `${j.activity} · ` : '', names.name('locations', j.location) || 'no location'),
         actions: [indicator.el, h('a', { class: 'button', href: `${jobHash}/edit` }, 'Edit job'), printButton, deleteButton],
       }),
-      h('div', { class: 'report-head print-only' }, h('p', {}, `Inspection job report · ${workspace.body.description || workspaceId}`), h('p', {}, `Printed ${fmt.dateTime(new Date().toISOString())}`)),
     );
     statusBox.replaceChildren();
     append(statusBox, [
@@ -1858,7 +1858,7 @@ function grid(spec, { onChange = () => {}, status = false } = {}) {
     status(tr, text, kind = '') {
       const cell = tr.querySelector('.row-status');
       if (!cell) return;
-      cell.textContent = text;
+      cell.replaceChildren(...richText(text));
       cell.className = `row-status ${kind}`.trim();
     },
   };

@@ -16,7 +16,7 @@ const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
 
 /**
  * Launches Chromium for the server at `base`. Answers `{context, page,
- * pageErrors, cspViolations, foreignRequests, watch(page), shot(name, element?),
+ * pageErrors, cspViolations, foreignRequests, watch(page, origin?), shot(name, element?),
  * close()}`.
  */
 export async function launch(base) {
@@ -45,29 +45,29 @@ export async function launch(base) {
   const pageErrors = [];
   const cspViolations = [];
   const foreignRequests = [];
-  const watch = (p) => {
+  // A page's errors and requests, recorded; `origin`: the server as that page reaches it (a proxy).
+  const watch = (p, origin = base) => {
     p.on('pageerror', (err) => pageErrors.push(err.message));
     p.on('console', (msg) => {
       if (/Content Security Policy|Refused to/i.test(msg.text())) cspViolations.push(msg.text());
     });
     p.on('request', (request) => {
       const url = request.url();
-      if (!url.startsWith(base) && !url.startsWith('blob:') && !url.startsWith('data:')) foreignRequests.push(url);
+      if (!url.startsWith(origin) && !url.startsWith('blob:') && !url.startsWith('data:')) foreignRequests.push(url);
     });
   };
   watch(page);
 
   /** Saves a screenshot of the whole page (or of one element) once nothing is loading. */
   async function shot(name, element) {
-    await page.locator('#busy').waitFor({ state: 'hidden' });
+    const on = element ? element.page() : page;
+    await on.locator('#busy').waitFor({ state: 'hidden' });
     const file = path.join(SCREENSHOTS, `${name}.png`);
-    if (element) {
-      await element.screenshot({ path: file });
-    } else {
-      // From the top: the sticky bar would otherwise be drawn where the page was scrolled to.
-      await page.evaluate(() => window.scrollTo(0, 0));
-      await page.screenshot({ path: file, fullPage: true });
-    }
+    // From the top: the sticky bar would otherwise be drawn where the page was
+    // scrolled to, over the page or the element.
+    await on.evaluate(() => window.scrollTo(0, 0));
+    const clip = element ? await element.boundingBox() : undefined;
+    await on.screenshot({ path: file, fullPage: true, clip });
   }
 
   return {
