@@ -2534,7 +2534,8 @@ async function jobFormView(view, workspaceId, jobId, alive) {
         : await api.request('PATCH', `${ws}/jobs/${encodeURIComponent(jobId)}`, { json: read() });
       keeper.clear();
       const id = creating ? answer.id : jobId;
-      setFlash(`Job ${answer.body?.xref ?? answer.xref ?? ''} was ${creating ? 'created' : 'saved'}.`.replace('Job  ', 'The job '));
+      const xref = creating ? answer.body?.xref : answer.xref;
+      setFlash(`${xref ? `Job ${xref}` : 'The job'} was ${creating ? 'created' : 'saved'}.`);
       go(`${wsHash}/jobs/${encodeURIComponent(id)}`);
     } catch (err) {
       keeper.keep();
@@ -2653,7 +2654,7 @@ async function workspaceFormView(view, workspaceId, alive) {
         const body = pruned({ description: description.value.trim() || null, parties: { client: clientId ? party(clientId, clientXref) : null, vendor: vendorId ? party(vendorId, vendorXref) : null } });
         const created = await api.request('POST', path, { json: { body } });
         keeper.clear();
-        setFlash(`Workspace ${body.description ?? ''} was created.`.replace('  ', ' '));
+        setFlash(body.description ? `Workspace ${body.description} was created.` : 'The workspace was created.');
         go(`#/workspaces/${encodeURIComponent(created.id)}`);
       } else {
         await api.request('PATCH', path, { json: { body: { description: description.value.trim() || null } } });

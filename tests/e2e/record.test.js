@@ -428,6 +428,16 @@ test('delete: each record after a confirmation naming it; the API refuses what s
   await alert.waitFor();
   assert.match(await alert.innerText(), /The job J-2026-900 was not deleted/);
 
+  // Load port information, from its form.
+  const lpi = region('Load port information');
+  await lpi.getByRole('button', { name: 'Edit', exact: true }).click();
+  const lpiForm = page.getByRole('form', { name: 'Edit load port information' });
+  confirmed = acceptNextDialog();
+  await lpiForm.getByRole('button', { name: 'Delete' }).click();
+  assert.equal(await confirmed, 'Delete the load port information of Ust-Luga? This cannot be undone.');
+  await lpi.getByText('No load port information yet.').waitFor();
+  assert.deepEqual(await stored('load-port-information'), []);
+
   // A quality result, from its certificate.
   await region('Quality').getByRole('button', { name: 'Edit set 2' }).click();
   const form = page.getByRole('form', { name: 'Quality certificate, set 2' });
