@@ -1714,6 +1714,53 @@ function fillCatalogLists(names, catalogs) {
   }
 }
 
+const CATALOG_TITLES = {
+  products: 'products',
+  locations: 'locations',
+  transports: 'transports',
+  uom: 'units',
+  tests: 'tests',
+  testMethods: 'test methods',
+  eventTypes: 'event types',
+  vcfTable: 'VCF tables',
+};
+
+/**
+ * Beside each catalog control under `root`, what its text will be sent as:
+ * the record it names (by name or xref), or a new one the API adds. Follows
+ * typing; `refresh()` after values are set otherwise (a record, a draft).
+ */
+function catalogNotes(root, names) {
+  const update = (el) => {
+    const spec = specOf.get(el);
+    if (spec?.type !== 'catalog') return;
+    if (!el.id) el.id = `field-${++fieldIds}`;
+    const id = `${el.id}-catalog`;
+    let note = document.getElementById(id);
+    const text = el.value.trim();
+    const ref = text ? names.resolve(spec.catalog, text) : null;
+    const record = typeof ref === 'string' ? names.records.get(spec.catalog)?.get(ref) : null;
+    // In a grid's narrow cells, only what the text does not say already.
+    const said = record && el.closest('.grid') && record.name?.toLowerCase() === text.toLowerCase();
+    if (!text || said) {
+      note?.remove();
+      return;
+    }
+    if (!note) {
+      note = h('span', { class: 'catalog-note', id });
+      el.after(note);
+      el.setAttribute('aria-describedby', [el.getAttribute('aria-describedby'), id].filter(Boolean).join(' '));
+    }
+    note.classList.toggle('catalog-new', !record);
+    note.textContent = record
+      ? `Existing: ${record.name || record.xref}${record.name && record.xref ? ` (${record.xref})` : ''}`
+      : `New: adds “${text}” to the ${CATALOG_TITLES[spec.catalog] ?? spec.catalog}`;
+  };
+  const refresh = () => root.querySelectorAll('[list]').forEach(update);
+  root.addEventListener('input', (event) => update(event.target));
+  return { refresh };
+}
+
 /** The catalogs the controls of `specs` pick from. */
 const catalogsOf = (specs) => [...new Set(specs.filter((s) => s.type === 'catalog').map((s) => s.catalog))];
 
@@ -1798,7 +1845,9 @@ function grid(spec, { onChange = () => {}, status = false } = {}) {
       if (j > 0) tr = tr.nextElementSibling ?? addRow(tr);
       const cells = controlsOf(tr);
       line.split('\t').forEach((value, k) => {
-        if (cells[from + k]) pasteInto(cells[from + k], value);
+        if (!cells[from + k]) return;
+        pasteInto(cells[from + k], value);
+        cells[from + k].dispatchEvent(new Event('input', { bubbles: true }));
       });
     });
     onChange();
@@ -2243,9 +2292,11 @@ function documentForm(kindName, doc, ctx, { fixed = {}, title }) {
     status,
     actions.el,
   ]);
-  const offer = ctx.restore ? null : keeper.offer();
+  const notes = catalogNotes(form, ctx.names);
+  const offer = ctx.restore ? null : keeper.offer(notes.refresh);
   if (offer) form.prepend(offer);
   else if (ctx.restore && drafts.load(ctx.draftKey)) restoreSnapshot(form, grids, drafts.load(ctx.draftKey));
+  notes.refresh();
   return form;
 }
 
@@ -2358,6 +2409,10 @@ function documentRows(kindName, key, docs, ctx, { title }) {
       }
       keeper.keep();
       await ctx.onChanged();
+      // The rows saved may have added catalog records: what the others name is known again.
+      await ctx.names.load(Object.fromEntries(kindCatalogs(kindName).map((c) => [c, []]))).catch((err) => console.error(err));
+      fillCatalogLists(ctx.names, kindCatalogs(kindName));
+      notes.refresh();
       const network = failures.find((f) => isNetwork(f.err));
       let first = null;
       for (const { row, err } of failures) {
@@ -2391,9 +2446,11 @@ function documentRows(kindName, key, docs, ctx, { title }) {
     status,
     actions.el,
   ]);
-  const offer = ctx.restore ? null : keeper.offer();
+  const notes = catalogNotes(form, ctx.names);
+  const offer = ctx.restore ? null : keeper.offer(notes.refresh);
   if (offer) form.prepend(offer);
   else if (ctx.restore && drafts.load(ctx.draftKey)) restoreSnapshot(form, grids, drafts.load(ctx.draftKey));
+  notes.refresh();
   return form;
 }
 
@@ -2561,8 +2618,10 @@ async function jobFormView(view, workspaceId, jobId, alive) {
     status,
     actions.el,
   ]);
-  const offer = keeper.offer();
+  const notes = catalogNotes(form, names);
+  const offer = keeper.offer(notes.refresh);
   if (offer) form.prepend(offer);
+  notes.refresh();
   view.replaceChildren(
     pageHeader(title, {
       crumbs: [['Workspaces', '#/workspaces'], [workspace.body.description || shortId(workspaceId), wsHash], creating ? ['New job'] : [job.xref || shortId(jobId), `${wsHash}/jobs/${encodeURIComponent(jobId)}`], creating ? null : ['Edit']].filter(Boolean),

@@ -103,6 +103,7 @@ test('jobs: create one with new catalog items picked by typing, edit it, change 
   await form.getByLabel('ETA (UTC)').fill('2026-12-01T09:00');
   await form.getByLabel('ETC (UTC)').fill('2026-12-02T18:00');
   await form.getByLabel('Location').fill('Rotterdam');
+  assert.equal(await form.locator('.catalog-note').first().innerText(), 'New: adds “Rotterdam” to the locations');
   await form.getByLabel('Product').fill('Gasoil 10ppm');
   await form.getByLabel('Cargo quantity').fill('5,000');
   await form.getByLabel('Cargo unit').fill('MT');
@@ -138,7 +139,9 @@ test('jobs: create one with new catalog items picked by typing, edit it, change 
   // Edit: an existing location is found by its xref, in any case; a transport goes.
   await page.getByRole('link', { name: 'Edit job' }).click();
   const edit = page.getByRole('form', { name: 'Edit J-2026-900' });
+  assert.equal(await edit.locator('.catalog-note').first().innerText(), 'Existing: Rotterdam');
   await edit.getByLabel('Location').fill('beanr');
+  assert.equal(await edit.locator('.catalog-note').first().innerText(), 'Existing: Antwerp (BEANR)');
   await edit.getByLabel('Trip number').fill('');
   await edit.getByRole('button', { name: 'Remove row 2' }).click();
   await edit.getByRole('button', { name: 'Save changes' }).click();
@@ -258,6 +261,12 @@ test('quality: a certificate pasted from a spreadsheet; the API refuses one row,
   assert.match(await form.getByRole('alert').innerText(), /3 rows saved; 1 refused[\s\S]*Row 3: .*result/);
   for (const n of [0, 1, 3]) assert.equal(await form.locator('tbody tr').nth(n).locator('.row-status').innerText(), 'Saved');
   assert.equal((await stored('quality')).filter((r) => r.body.setNumber === 2).length, 3);
+  // The catalog records row 4 added are known now, so its cells need no note;
+  // a name the catalog does not hold still says that it will be added.
+  assert.equal(await form.locator('tbody tr').nth(3).locator('.catalog-note').count(), 0);
+  await cell(form, 'Test', 3).fill('den15');
+  assert.equal(await form.locator('tbody tr').nth(2).locator('.catalog-note').first().innerText(), 'New: adds “den15” to the tests');
+  await cell(form, 'Test', 3).fill('Flash point');
   await shot('24-quality-certificate-refused', form);
 
   // Mended and saved again: only that row is sent.
