@@ -311,8 +311,12 @@ async function dispatch(view, parts, query, alive) {
   }
   if (section === 'workspaces') {
     if (!id) return workspacesView(view, query, alive);
+    if (id === 'new' && !sub) return workspaceFormView(view, null, alive);
     if (!sub) return workspaceView(view, id, query, alive);
+    if (sub === 'edit' && !subId) return workspaceFormView(view, id, alive);
+    if (sub === 'jobs' && subId === 'new' && !extra) return jobFormView(view, id, null, alive);
     if (sub === 'jobs' && subId && !extra) return jobView(view, id, subId, alive);
+    if (sub === 'jobs' && subId && extra === 'edit' && parts.length === 5) return jobFormView(view, id, subId, alive);
   }
   view.replaceChildren(pageHeader('Page not found'), empty('There is no such page in the console.'), h('p', {}, h('a', { href: '#/ports' }, 'Go to the ports')));
 }
@@ -335,8 +339,8 @@ $('#sign-out').addEventListener('click', async () => {
   go('#/signin');
 });
 
-window.addEventListener('hashchange', render);
-render();
+// The app starts at the end of this module (`start()`), once every constant
+// the views use is initialised.
 
 // ---------------------------------------------------------------------------
 // Sign in
@@ -775,6 +779,27 @@ class CatalogNames {
     this.records.get(catalog).set(id, body);
   }
 
+  /**
+   * The record a typed text names, as a reference to write: the id of the
+   * record whose name or xref it is (any case), an id as typed, else
+   * `{name}`, which the API creates.
+   */
+  resolve(catalog, text) {
+    const wanted = text.trim().toLowerCase();
+    const records = [...(this.records.get(catalog) ?? [])].filter(([, r]) => r);
+    const hit = records.find(([, r]) => r.name?.toLowerCase() === wanted) ?? records.find(([, r]) => r.xref?.toLowerCase() === wanted);
+    if (hit) return hit[0];
+    if (/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(wanted)) return text.trim();
+    return { name: text.trim() };
+  }
+
+  /** The text a form shows for a reference: the record's name, else its xref, else the id itself. */
+  label(catalog, id) {
+    if (!id) return '';
+    const record = this.records.get(catalog)?.get(id);
+    return record?.name || record?.xref || id;
+  }
+
   /** The record's name (else its xref, else a short id). */
   name(catalog, id) {
     if (!id) return '';
@@ -806,7 +831,11 @@ async function workspacesView(view, query, alive) {
     );
   });
   view.replaceChildren(
-    pageHeader('Workspaces', { subtitle: 'The inspection workspaces your account can see.' }),
+    pageHeader('Workspaces', {
+      subtitle: 'The inspection workspaces your account can see.',
+      actions: [h('a', { class: 'button button-primary', href: '#/workspaces/new' }, 'New workspace')],
+    }),
+    ...workspaceInvitations(),
     h(
       'div',
       { class: 'card results' },
@@ -820,6 +849,25 @@ async function workspacesView(view, query, alive) {
 function stateMark(state) {
   const text = { pending: 'invitation pending', declined: 'invitation declined' }[state];
   return text ? h('span', { class: 'muted' }, ` (${text})`) : null;
+}
+
+/** Deletes an empty workspace, after a confirmation naming it; the API's refusal (it holds jobs) is shown. */
+function deleteWorkspaceButton(workspaceId, description) {
+  const what = `the workspace “${description || shortId(workspaceId)}” with its catalogs`;
+  const button = h('button', { type: 'button', class: 'button button-danger' }, 'Delete workspace');
+  button.addEventListener('click', async () => {
+    if (!confirmDelete(what)) return;
+    button.disabled = true;
+    try {
+      await api.request('DELETE', `/v2/workspaces/${encodeURIComponent(workspaceId)}`);
+      setFlash(`Deleted ${what}.`);
+      go('#/workspaces');
+    } catch (err) {
+      button.disabled = false;
+      showError(err, { title: err.status === 409 ? 'The workspace was not deleted' : undefined });
+    }
+  });
+  return button;
 }
 
 function partyRef(party) {
@@ -873,6 +921,11 @@ async function workspaceView(view, workspaceId, query, alive) {
   view.replaceChildren(
     pageHeader(workspace.body.description || 'Workspace', {
       crumbs: [['Workspaces', '#/workspaces'], [workspace.body.description || shortId(workspaceId)]],
+      actions: [
+        h('a', { class: 'button button-primary', href: `#/workspaces/${encodeURIComponent(workspaceId)}/jobs/new` }, 'New job'),
+        h('a', { class: 'button', href: `#/workspaces/${encodeURIComponent(workspaceId)}/edit` }, 'Edit description'),
+        deleteWorkspaceButton(workspaceId, workspace.body.description),
+      ],
     }),
     h(
       'div',
@@ -956,26 +1009,69 @@ async function jobView(view, workspaceId, jobId, alive) {
 
   const indicator = liveIndicator();
   const header = h('div');
-  const details = h('div', { class: 'card' });
-  const sections = {
-    loadPortInformation: section('Load port information'),
-    quantityResult: section('Quantity'),
-    qualityResult: section('Quality'),
-    timelog: section('Time log'),
-  };
+  const facts = h('div');
+  const statusBox = h('div', { class: 'status-actions no-print', role: 'group', 'aria-label': 'Change the job status' });
+  const statusNote = h('div', { class: 'status-note' });
+  const details = h('div', { class: 'card' }, statusBox, statusNote, facts);
+  const sections = Object.fromEntries(Object.keys(KINDS).map((kind) => [kind, editableSection(KINDS[kind].title)]));
   const filesSection = section('Attachments');
+  const jobTitle = () => state.job.xref || state.job.refNumber || `Job ${shortId(jobId)}`;
+  const wsHash = `#/workspaces/${encodeURIComponent(workspaceId)}`;
+  const jobHash = `${wsHash}/jobs/${encodeURIComponent(jobId)}`;
+
+  const printButton = h('button', { type: 'button', class: 'button', on: { click: () => window.print() } }, 'Print report');
+  const deleteButton = h('button', { type: 'button', class: 'button button-danger' }, 'Delete job');
+  deleteButton.addEventListener('click', async () => {
+    if (!confirmDelete(`the job ${jobTitle()}`)) return;
+    deleteButton.disabled = true;
+    try {
+      await api.request('DELETE', base);
+      setFlash(`Job ${jobTitle()} was deleted.`);
+      go(wsHash);
+    } catch (err) {
+      deleteButton.disabled = false;
+      showError(err, { title: err.status === 409 ? `The job ${jobTitle()} was not deleted` : undefined });
+    }
+  });
+
+  // The status changes the API allows from here, as actions; a refusal shows beside them.
+  const changeStatus = async (next, button) => {
+    statusNote.replaceChildren();
+    button.disabled = true;
+    try {
+      state.job = await api.request('PATCH', base, { json: { status: next } });
+      renderJob();
+      notice(`Job ${jobTitle()} is now ${state.job.status}.`);
+      statusBox.querySelector('button')?.focus();
+    } catch (err) {
+      button.disabled = false;
+      statusNote.replaceChildren(errorMessage(err, `The job was not moved to ${next}`));
+      button.focus();
+    }
+  };
   const renderJob = () => {
     const j = state.job;
-    const title = j.xref || j.refNumber || `Job ${shortId(jobId)}`;
+    const title = jobTitle();
     const requested = Object.entries(j.requested ?? {}).filter(([, on]) => on).map(([what]) => what);
     header.replaceChildren(
+      h('div', { class: 'report-head print-only' }, h('p', {}, `Inspection job report · ${workspace.body.description || workspaceId}`), h('p', {}, `Printed ${fmt.dateTime(new Date().toISOString())}`)),
       pageHeader(title, {
-        crumbs: [['Workspaces', '#/workspaces'], [workspace.body.description || shortId(workspaceId), `#/workspaces/${encodeURIComponent(workspaceId)}`], [title]],
+        crumbs: [['Workspaces', '#/workspaces'], [workspace.body.description || shortId(workspaceId), wsHash], [title]],
         subtitle: h('span', {}, statusBadge(j.status), ' ', j.activity ? `${j.activity} · ` : '', names.name('locations', j.location) || 'no location'),
-        actions: [indicator.el],
+        actions: [indicator.el, h('a', { class: 'button', href: `${jobHash}/edit` }, 'Edit job'), printButton, deleteButton],
       }),
     );
-    details.replaceChildren(
+    statusBox.replaceChildren();
+    append(statusBox, [
+      h('span', { class: 'field-label' }, 'Status'),
+      statusBadge(j.status),
+      (JOB_TRANSITIONS[j.status] ?? []).map(([next, label]) => {
+        const button = h('button', { type: 'button', class: 'button button-small', data: { status: next } }, label);
+        button.addEventListener('click', () => changeStatus(next, button));
+        return button;
+      }),
+    ]);
+    facts.replaceChildren(
       definitionList([
         ['Status', statusBadge(j.status)],
         ['Activity', j.activity],
@@ -997,27 +1093,102 @@ async function jobView(view, workspaceId, jobId, alive) {
     loadPortInformation: () => loadPortInformation(docs('loadPortInformation'), names),
     quantityResult: () => quantityComparison(docs('quantityResult'), names),
     qualityResult: () => qualityTable(docs('qualityResult')),
-    timelog: () => timeline(docs('timelog'), names),
+    timelog: () => [timeline(docs('timelog'), names), timelogTable(docs('timelog'), names)],
   };
+
+  // ---- Editors of the job's records, one open per section at most.
+  const editing = {};
+  const draftPrefix = (kind) => `${drafts.key('job', workspaceId, jobId, kind)}|`;
+  const editorOfDraft = (key) => (key.startsWith('side:') ? 'sides' : key);
+  const refresh = async (kind) => {
+    const list = await api.get(`${base}/${KINDS[kind].path}`);
+    if (!alive()) return;
+    state.docs[kind] = new Map(list.map((d) => [d.id, d]));
+    await names.ensure(wanted());
+    if (alive()) renderKind(kind);
+  };
+  const closeEditor = (kind) => {
+    sections[kind].editor.replaceChildren();
+    editing[kind] = null;
+    renderKind(kind);
+    sections[kind].tools.querySelector('button')?.focus();
+  };
+  async function openEditor(kind, key, restore = false) {
+    const k = KINDS[kind];
+    const catalogs = kindCatalogs(kind);
+    await names.load(Object.fromEntries(catalogs.map((c) => [c, []])));
+    await names.ensure(wanted());
+    if (!alive()) return;
+    fillCatalogLists(names, catalogs);
+    const ctxFor = (draftKey) => ({
+      base,
+      names,
+      restore,
+      draftKey: `${draftPrefix(kind)}${draftKey}`,
+      onClose: () => closeEditor(kind),
+      onChanged: () => refresh(kind),
+      onSaved: async (text) => {
+        closeEditor(kind);
+        notice(text);
+        await refresh(kind);
+        // The other side of a quantity may still hold a draft: open it again.
+        if (key === 'sides' && drafts.under(draftPrefix(kind)).length && alive()) await openEditor(kind, 'sides', true);
+      },
+    });
+    let el;
+    if (key === 'sides') {
+      el = h(
+        'div',
+        { class: 'sides' },
+        k.sides.map((direction) => {
+          const doc = docs(kind).find((d) => d.body.direction === direction) ?? null;
+          return documentForm(kind, doc, ctxFor(`side:${direction}`), { fixed: { direction }, title: `${direction === 'source' ? 'Source' : 'Destination'} quantity` });
+        }),
+      );
+    } else if (key.startsWith('doc:')) {
+      const doc = key === 'doc:new' ? null : (state.docs[kind].get(key.slice(4)) ?? null);
+      el = documentForm(kind, doc, ctxFor(doc ? key : 'doc:new'), { title: doc ? `Edit ${k.one}` : `New ${k.one}` });
+    } else {
+      const rowsKey = key.slice('rows:'.length);
+      const title = kind === 'timelog' ? 'Time log' : rowsKey === 'new' ? 'New quality certificate' : `Quality certificate, set ${rowsKey.split(':')[1]}`;
+      el = documentRows(kind, rowsKey, docs(kind), ctxFor(key), { title });
+    }
+    editing[kind] = key;
+    sections[kind].offers.replaceChildren();
+    sections[kind].editor.replaceChildren(el);
+    el.querySelector('[name]')?.focus();
+  }
+  const open = (kind, key, restore) => openEditor(kind, key, restore).catch((err) => showError(err));
+
   const renderKind = (kind) => {
-    // Everything but the section's heading is drawn anew.
-    const card = sections[kind];
-    card.replaceChildren(card.firstElementChild);
-    append(card, [RENDER[kind]()]);
+    // What is recorded is drawn anew; an open editor stays as it is.
+    const s = sections[kind];
+    s.display.replaceChildren();
+    append(s.display, [RENDER[kind]()]);
+    s.tools.replaceChildren(...KINDS[kind].editors(docs(kind)).map(([key, label]) => h('button', { type: 'button', class: 'button button-small', on: { click: () => open(kind, key) } }, label)));
+    if (editing[kind]) return;
+    s.offers.replaceChildren(
+      ...drafts.under(draftPrefix(kind)).map((key) =>
+        draftOffer(drafts.load(key) ?? {}, {
+          restore: () => open(kind, editorOfDraft(key.slice(draftPrefix(kind).length)), true),
+          discard: () => drafts.clear(key),
+        }),
+      ),
+    );
   };
   const renderAll = () => {
     renderJob();
     for (const kind of Object.keys(sections)) renderKind(kind);
   };
   renderAll();
-  view.replaceChildren(header, details, ...Object.values(sections), filesSection);
+  view.replaceChildren(header, details, ...Object.values(sections).map((s) => s.card), filesSection);
   const filesList = attachments(filesSection, `${base}/files`, files);
 
   // ---- Live: the workspace's changes, those of this job applied in place.
   const changed = (kind, id) => {
     if (kind === 'job') renderJob();
     else renderKind(kind);
-    if (id) flashRow(kind === 'job' ? details : sections[kind], id);
+    if (id) flashRow(kind === 'job' ? details : sections[kind].display, id);
   };
   // Names of catalog records the lists did not hold: fetched, then drawn again.
   const named = (kind, id) => {
@@ -1402,3 +1573,1218 @@ function attachments(container, collection, initial) {
     },
   };
 }
+
+// ---------------------------------------------------------------------------
+// Record editors. Every form that writes a record is built from a table of
+// field specs (`{path, label, type, catalog, options, hint}`): one builder of
+// controls, one reader and one writer of values, one grid for rows (Enter adds
+// a row, Tab moves on, a pasted spreadsheet block fills it), one way of
+// showing the API's error on the field it names, and one store of drafts.
+
+/** The value at a dotted path (`meanTemp.uom`) of an object, or undefined. */
+function getPath(obj, path) {
+  return path.split('.').reduce((o, key) => (o === null || o === undefined ? undefined : o[key]), obj);
+}
+
+function setPath(obj, path, value) {
+  const keys = path.split('.');
+  let o = obj;
+  for (const key of keys.slice(0, -1)) {
+    if (!o[key] || typeof o[key] !== 'object') o[key] = {};
+    o = o[key];
+  }
+  o[keys.at(-1)] = value;
+}
+
+/** The body without nulls and empty objects: what a create sends. */
+function pruned(value) {
+  if (Array.isArray(value)) return value.map(pruned);
+  if (value && typeof value === 'object') {
+    const out = {};
+    for (const [key, v] of Object.entries(value)) {
+      const p = pruned(v);
+      if (p === null || p === undefined) continue;
+      if (typeof p === 'object' && !Array.isArray(p) && !Object.keys(p).length) continue;
+      out[key] = p;
+    }
+    return out;
+  }
+  return value;
+}
+
+/** An RFC 3339 instant as a `datetime-local` value in UTC (`2026-12-01T09:00`). */
+function utcInput(text) {
+  if (!text) return '';
+  const d = new Date(text);
+  return Number.isNaN(d.getTime()) ? '' : d.toISOString().slice(0, 16);
+}
+
+/** A `datetime-local` value, read as UTC, as RFC 3339; other text is sent as typed for the API to judge. */
+function fromUtcInput(value) {
+  const v = value.trim().replace(' ', 'T');
+  if (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}$/.test(v)) return `${v}:00Z`;
+  if (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?$/.test(v)) return `${v}Z`;
+  return v;
+}
+
+/** A typed number: `5,921.4` and `5921.4` are 5921.4; anything else is sent as typed for the API to judge. */
+function numberFrom(text) {
+  const v = /^-?\d{1,3}(,\d{3})+(\.\d+)?$/.test(text) ? text.replace(/,/g, '') : text;
+  const n = Number(v);
+  return v !== '' && Number.isFinite(n) ? n : text;
+}
+
+const OPERATOR_ALIASES = { '=': 'eq', '==': 'eq', '<': 'lt', '>': 'gt', '<=': 'lte', '≤': 'lte', '>=': 'gte', '≥': 'gte' };
+const OPERATOR_OPTIONS = [['eq', '='], ['lt', '<'], ['lte', '≤'], ['gt', '>'], ['gte', '≥']];
+
+// The spec of each control built here.
+const specOf = new WeakMap();
+
+function optionsOf(spec) {
+  if (spec.type === 'bool') return [['', dash], ['true', 'Yes'], ['false', 'No']];
+  const options = typeof spec.options === 'function' ? spec.options() : spec.options;
+  return spec.blank === false ? options : [['', spec.blank ?? dash], ...options];
+}
+
+/** A control for `spec`, named `name` (default: its path); `label` makes it self-labelled (grid cells). */
+function control(spec, name = spec.path, label = null) {
+  let el;
+  if (spec.type === 'textarea') el = h('textarea', { name, rows: 3 });
+  else if (spec.type === 'select' || spec.type === 'bool') el = h('select', { name }, optionsOf(spec).map(([value, text]) => h('option', { value }, text)));
+  else if (spec.type === 'check') el = h('input', { name, type: 'checkbox' });
+  else if (spec.type === 'datetime') el = h('input', { name, type: 'datetime-local', step: 60 });
+  else if (spec.type === 'number' || spec.type === 'integer') el = h('input', { name, inputmode: spec.type === 'number' ? 'decimal' : 'numeric', autocomplete: 'off', class: 'input-number' });
+  else if (spec.type === 'catalog') el = h('input', { name, list: datalistId(spec.catalog), autocomplete: 'off' });
+  else el = h('input', { name, autocomplete: 'off' });
+  if (label) el.setAttribute('aria-label', label);
+  if (spec.class) el.classList.add(spec.class);
+  specOf.set(el, spec);
+  return el;
+}
+
+/** The JSON value of a control: null when empty; catalog references as an id or `{name}` (created by the API). */
+function readControl(el, names) {
+  const spec = specOf.get(el);
+  if (spec.type === 'check') return el.checked;
+  const v = el.value.trim();
+  if (v === '') return null;
+  if (spec.type === 'number' || spec.type === 'integer') return numberFrom(v);
+  if (spec.type === 'datetime') return fromUtcInput(v);
+  if (spec.type === 'bool') return v === 'true';
+  if (spec.type === 'catalog') return names.resolve(spec.catalog, v);
+  return v;
+}
+
+/** Shows a record's value in a control. */
+function writeControl(el, value, names) {
+  const spec = specOf.get(el);
+  if (spec.type === 'check') el.checked = value === true;
+  else if (spec.type === 'datetime') el.value = utcInput(value);
+  else if (spec.type === 'bool') el.value = value === true ? 'true' : value === false ? 'false' : '';
+  else if (spec.type === 'catalog') el.value = value && typeof value === 'object' ? value.name || value.xref || value.id || '' : names.label(spec.catalog, value);
+  else el.value = value === null || value === undefined ? '' : String(value);
+}
+
+/** Text pasted from a spreadsheet cell into a control. */
+function pasteInto(el, text) {
+  const spec = specOf.get(el);
+  const v = text.trim();
+  if (spec.type === 'check') {
+    el.checked = /^(1|x|y|yes|true|✓|off[ -]?spec)$/i.test(v);
+  } else if (el.tagName === 'SELECT') {
+    const wanted = (OPERATOR_ALIASES[v] ?? v).toLowerCase();
+    const option = [...el.options].find((o) => o.value.toLowerCase() === wanted || o.textContent.trim().toLowerCase() === wanted);
+    el.value = option ? option.value : '';
+  } else if (spec.type === 'datetime') {
+    el.value = fromUtcInput(v).replace(/:00Z$/, '').replace(/Z$/, '');
+  } else {
+    el.value = v;
+  }
+}
+
+// Catalog suggestions: one <datalist> per catalog, outside the view.
+const datalistId = (catalog) => `catalog-${catalog}`;
+
+function fillDatalist(id, options) {
+  let list = document.getElementById(id);
+  if (!list) {
+    list = h('datalist', { id });
+    document.body.append(list);
+  }
+  list.replaceChildren(...options.map(([value, label]) => h('option', { value, label: label || null })));
+}
+
+function fillCatalogLists(names, catalogs) {
+  for (const catalog of catalogs) {
+    const records = [...(names.records.get(catalog)?.values() ?? [])].filter(Boolean);
+    fillDatalist(datalistId(catalog), records.map((r) => [r.name || r.xref, r.name && r.xref ? r.xref : '']));
+  }
+}
+
+const CATALOG_TITLES = {
+  products: 'products',
+  locations: 'locations',
+  transports: 'transports',
+  uom: 'units',
+  tests: 'tests',
+  testMethods: 'test methods',
+  eventTypes: 'event types',
+  vcfTable: 'VCF tables',
+};
+
+/**
+ * Beside each catalog control under `root`, what its text will be sent as:
+ * the record it names (by name or xref), or a new one the API adds. Follows
+ * typing; `refresh()` after values are set otherwise (a record, a draft).
+ */
+function catalogNotes(root, names) {
+  const update = (el) => {
+    const spec = specOf.get(el);
+    if (spec?.type !== 'catalog') return;
+    if (!el.id) el.id = `field-${++fieldIds}`;
+    const id = `${el.id}-catalog`;
+    let note = document.getElementById(id);
+    const text = el.value.trim();
+    const ref = text ? names.resolve(spec.catalog, text) : null;
+    const record = typeof ref === 'string' ? names.records.get(spec.catalog)?.get(ref) : null;
+    // In a grid's narrow cells, only what the text does not say already.
+    const said = record && el.closest('.grid') && record.name?.toLowerCase() === text.toLowerCase();
+    if (!text || said) {
+      note?.remove();
+      return;
+    }
+    if (!note) {
+      note = h('span', { class: 'catalog-note', id });
+      el.after(note);
+      el.setAttribute('aria-describedby', [el.getAttribute('aria-describedby'), id].filter(Boolean).join(' '));
+    }
+    note.classList.toggle('catalog-new', !record);
+    note.textContent = record
+      ? `Existing: ${record.name || record.xref}${record.name && record.xref ? ` (${record.xref})` : ''}`
+      : `New: adds “${text}” to the ${CATALOG_TITLES[spec.catalog] ?? spec.catalog}`;
+  };
+  const refresh = () => root.querySelectorAll('[list]').forEach(update);
+  root.addEventListener('input', (event) => update(event.target));
+  return { refresh };
+}
+
+/** The catalogs the controls of `specs` pick from. */
+const catalogsOf = (specs) => [...new Set(specs.filter((s) => s.type === 'catalog').map((s) => s.catalog))];
+
+/**
+ * A grid of rows of controls (`spec.columns`): cells named
+ * `PATH[i].COLUMN` (`PATH[i]` for a column whose path is ''), so an API error
+ * on `measurements[2].value` lands on its cell. Enter in a cell adds a row
+ * (or moves to the next one), Tab moves on; tab-separated text pasted into a
+ * cell fills the grid from that cell, adding rows. `spec.remove(tr)` may
+ * refuse the removal of a row (a saved record: confirmed, deleted first).
+ */
+function grid(spec, { onChange = () => {}, status = false } = {}) {
+  const tbody = h('tbody');
+  const label = (column, n) => `${column.label}, row ${n}`;
+  const rows = () => [...tbody.rows];
+  const controlsOf = (tr) => [...tr.querySelectorAll('[name]')];
+  const cellName = (i, column) => (column.path === '' ? `${spec.path}[${i}]` : `${spec.path}[${i}].${column.path}`);
+
+  const renumber = () => {
+    rows().forEach((tr, i) => {
+      tr.querySelector('.grid-n').textContent = String(i + 1);
+      tr.querySelectorAll('[name]').forEach((el, c) => {
+        el.name = cellName(i, spec.columns[c]);
+        el.setAttribute('aria-label', label(spec.columns[c], i + 1));
+      });
+      tr.querySelector('.grid-remove').setAttribute('aria-label', `Remove row ${i + 1}`);
+    });
+  };
+
+  function addRow(after = null) {
+    const n = rows().length;
+    const tr = h(
+      'tr',
+      {},
+      h('td', { class: 'grid-n muted' }, String(n + 1)),
+      spec.columns.map((column) => h('td', { class: column.type === 'check' ? 'grid-check' : '' }, control(column, cellName(n, column), label(column, n + 1)))),
+      status ? h('td', { class: 'row-status', 'aria-live': 'polite' }) : null,
+      h('td', { class: 'grid-actions' }, h('button', { type: 'button', class: 'button button-small button-ghost grid-remove', 'aria-label': `Remove row ${n + 1}`, title: 'Remove this row' }, '×')),
+    );
+    if (after) after.after(tr);
+    else tbody.append(tr);
+    renumber();
+    return tr;
+  }
+
+  const focusRow = (tr) => controlsOf(tr)[0]?.focus();
+
+  tbody.addEventListener('click', async (event) => {
+    const button = event.target.closest('.grid-remove');
+    if (!button) return;
+    const tr = button.closest('tr');
+    if (spec.remove && !(await spec.remove(tr))) return;
+    const next = tr.nextElementSibling ?? tr.previousElementSibling;
+    tr.remove();
+    renumber();
+    onChange();
+    if (next) focusRow(next);
+    else addButton.focus();
+  });
+
+  tbody.addEventListener('keydown', (event) => {
+    if (event.key !== 'Enter' || event.isComposing || event.shiftKey || event.ctrlKey || event.altKey || event.metaKey) return;
+    const el = event.target;
+    if (!el.name || el.tagName === 'TEXTAREA' || el.tagName === 'BUTTON') return;
+    event.preventDefault();
+    const tr = el.closest('tr');
+    const next = tr.nextElementSibling ?? addRow(tr);
+    onChange();
+    focusRow(next);
+  });
+
+  tbody.addEventListener('paste', (event) => {
+    const el = event.target;
+    if (!el.name) return;
+    const text = event.clipboardData?.getData('text/plain') ?? '';
+    if (!/[\t\n\r]/.test(text.replace(/[\r\n]+$/, ''))) return;
+    event.preventDefault();
+    const lines = text.replace(/\r\n?/g, '\n').replace(/\n+$/, '').split('\n');
+    let tr = el.closest('tr');
+    const from = controlsOf(tr).indexOf(el);
+    lines.forEach((line, j) => {
+      if (j > 0) tr = tr.nextElementSibling ?? addRow(tr);
+      const cells = controlsOf(tr);
+      line.split('\t').forEach((value, k) => {
+        if (!cells[from + k]) return;
+        pasteInto(cells[from + k], value);
+        cells[from + k].dispatchEvent(new Event('input', { bubbles: true }));
+      });
+    });
+    onChange();
+  });
+
+  const addButton = h('button', { type: 'button', class: 'button button-small' }, spec.addLabel ?? 'Add a row');
+  addButton.addEventListener('click', () => {
+    const tr = addRow();
+    onChange();
+    focusRow(tr);
+  });
+
+  const el = h(
+    'div',
+    { class: 'grid-wrap' },
+    h(
+      'div',
+      { class: 'table-wrap' },
+      h(
+        'table',
+        { class: 'table grid', 'aria-label': spec.label },
+        h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, '#'), spec.columns.map((c) => h('th', { scope: 'col' }, c.label)), status ? h('th', { scope: 'col' }, 'Saved') : null, h('th', { scope: 'col' }, h('span', { class: 'sr-only' }, 'Remove')))),
+        tbody,
+      ),
+    ),
+    h('div', { class: 'grid-tools' }, addButton, h('span', { class: 'field-hint' }, 'Enter adds a row; Tab moves on; paste rows copied from a spreadsheet into a cell to fill the grid from there.')),
+  );
+
+  return {
+    spec,
+    el,
+    rows,
+    addRow,
+    /** As many rows as `count`, with these ids (`[{id, original}]`, for saved records). */
+    setRows(list) {
+      tbody.replaceChildren();
+      for (const item of list) {
+        const tr = addRow();
+        if (item?.id) tr.dataset.id = item.id;
+        if (item?.original) tr.dataset.original = item.original;
+      }
+    },
+    /** A row's value: `{tr, index, id, body, blank}` (column '' rows are the value itself). */
+    read(tr, names) {
+      const values = controlsOf(tr).map((c) => readControl(c, names));
+      const blank = values.every((v) => v === null || v === false);
+      let body = {};
+      spec.columns.forEach((column, c) => {
+        if (column.path === '') body = values[c];
+        else setPath(body, column.path, values[c]);
+      });
+      return { tr, index: rows().indexOf(tr), id: tr.dataset.id ?? null, body, blank };
+    },
+    write(tr, value, names) {
+      controlsOf(tr).forEach((c, i) => writeControl(c, spec.columns[i].path === '' ? value : getPath(value ?? {}, spec.columns[i].path), names));
+    },
+    status(tr, text, kind = '') {
+      const cell = tr.querySelector('.row-status');
+      if (!cell) return;
+      cell.replaceChildren(...richText(text));
+      cell.className = `row-status ${kind}`.trim();
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------
+// Errors in place
+
+/** The control a field path names under `root`: `measurements[2].value`, else its nearest named parent. */
+function findControl(root, field) {
+  let name = String(field ?? '').replace(/^body\./, '');
+  while (name) {
+    const el = root.querySelector(`[name="${CSS.escape(name)}"]`);
+    if (el) return el;
+    const cut = Math.max(name.lastIndexOf('.'), name.lastIndexOf('['));
+    if (cut <= 0) return null;
+    name = name.slice(0, cut);
+  }
+  return null;
+}
+
+/** Marks a control as in error, with the text beside it (linked by aria-describedby). */
+function markInvalid(el, text) {
+  if (!el.id) el.id = `field-${++fieldIds}`;
+  const id = `${el.id}-error`;
+  let note = document.getElementById(id);
+  if (!note) {
+    note = h('span', { class: 'field-error', id });
+    (el.closest('.field') ?? el.parentElement).append(note);
+  }
+  note.replaceChildren(...richText(text));
+  el.setAttribute('aria-invalid', 'true');
+  const described = new Set((el.getAttribute('aria-describedby') ?? '').split(' ').filter(Boolean));
+  described.add(id);
+  el.setAttribute('aria-describedby', [...described].join(' '));
+}
+
+function clearInvalid(root) {
+  for (const note of root.querySelectorAll('.field-error')) note.remove();
+  for (const el of root.querySelectorAll('[aria-invalid="true"]')) {
+    el.removeAttribute('aria-invalid');
+    const described = (el.getAttribute('aria-describedby') ?? '').split(' ').filter((id) => id && !id.endsWith('-error'));
+    if (described.length) el.setAttribute('aria-describedby', described.join(' '));
+    else el.removeAttribute('aria-describedby');
+  }
+}
+
+/** The API's refusal on the field it names (looked up with `toName`), or on the form as a whole. Answers the control. */
+function errorInPlace(root, err, toName = (field) => field) {
+  const el = err?.field ? findControl(root, toName(err.field)) : null;
+  if (el) markInvalid(el, err.message);
+  return el;
+}
+
+const isNetwork = (err) => err instanceof ApiError && err.status === 0;
+
+/** What to tell the user when a save failed on the network: nothing is lost, save again. */
+function networkNote(err) {
+  return message('warning', 'Not saved: the server could not be reached', `Your entries are kept here and in this browser. Check the connection, then press Save again. (${err.message})`);
+}
+
+// ---------------------------------------------------------------------------
+// Drafts: an unsaved form, kept in localStorage per record until it is saved
+// or discarded, offered again after a reload or a lost connection.
+
+const DRAFT_PREFIX = 'quayside.draft';
+
+const drafts = {
+  key: (...parts) => [DRAFT_PREFIX, api.session()?.username ?? '', ...parts].join('|'),
+  load(key) {
+    try {
+      const value = JSON.parse(localStorage.getItem(key) ?? 'null');
+      return value && typeof value === 'object' && value.values ? value : null;
+    } catch {
+      return null;
+    }
+  },
+  save(key, draft) {
+    try {
+      localStorage.setItem(key, JSON.stringify(draft));
+    } catch (err) {
+      console.error(err);
+    }
+  },
+  clear(key) {
+    localStorage.removeItem(key);
+  },
+  /** The keys of drafts kept under a prefix of `key(...)`. */
+  under(prefix) {
+    const keys = [];
+    for (let i = 0; i < localStorage.length; i += 1) {
+      const key = localStorage.key(i);
+      if (key?.startsWith(prefix)) keys.push(key);
+    }
+    return keys.sort();
+  },
+};
+
+/** Every named control's value under `root`, and each grid's rows (with the ids of saved records). */
+function snapshot(root, grids, label) {
+  const values = {};
+  for (const el of root.querySelectorAll('[name]')) values[el.name] = el.type === 'checkbox' ? el.checked : el.value;
+  const rows = {};
+  for (const g of grids) rows[g.spec.path] = g.rows().map((tr) => ({ id: tr.dataset.id ?? null, original: tr.dataset.original ?? null }));
+  return { label, at: new Date().toISOString(), values, rows };
+}
+
+function restoreSnapshot(root, grids, draft) {
+  for (const g of grids) if (draft.rows?.[g.spec.path]) g.setRows(draft.rows[g.spec.path]);
+  for (const [name, value] of Object.entries(draft.values ?? {})) {
+    const el = root.querySelector(`[name="${CSS.escape(name)}"]`);
+    if (!el) continue;
+    if (el.type === 'checkbox') el.checked = value === true;
+    else el.value = value;
+  }
+}
+
+/** The offer to restore a kept draft: `restore()` and `discard()` are called on the user's choice. */
+function draftOffer(draft, { restore, discard }) {
+  const restoreButton = h('button', { type: 'button', class: 'button button-small button-primary' }, 'Restore draft');
+  const discardButton = h('button', { type: 'button', class: 'button button-small button-ghost' }, 'Discard draft');
+  const el = h(
+    'div',
+    { class: 'draft-offer no-print', role: 'status' },
+    h('span', {}, `An unsaved draft${draft.label ? ` of ${draft.label}` : ''} from ${fmt.dateTime(draft.at)} is kept in this browser.`),
+    restoreButton,
+    discardButton,
+  );
+  restoreButton.addEventListener('click', () => {
+    el.remove();
+    restore();
+  });
+  discardButton.addEventListener('click', () => {
+    el.remove();
+    discard();
+  });
+  return el;
+}
+
+/**
+ * Keeps the form's draft as the user types (`input`, `change` and grid
+ * changes call `keep()`), and offers a kept one when the form opens.
+ */
+function draftKeeper(key, form, grids, label) {
+  const keep = () => drafts.save(key, snapshot(form, grids, label));
+  form.addEventListener('input', keep);
+  form.addEventListener('change', keep);
+  return {
+    keep,
+    clear: () => drafts.clear(key),
+    /** The offer of a kept draft (null when there is none); `restored()` runs after a restore. */
+    offer(restored = () => {}) {
+      const draft = drafts.load(key);
+      if (!draft) return null;
+      return draftOffer(draft, {
+        restore: () => {
+          restoreSnapshot(form, grids, draft);
+          restored();
+          form.querySelector('[name]:not([readonly])')?.focus();
+        },
+        discard: () => drafts.clear(key),
+      });
+    },
+  };
+}
+
+/** Asks before a delete, naming what goes. */
+function confirmDelete(what) {
+  return window.confirm(`Delete ${what}? This cannot be undone.`);
+}
+
+// ---------------------------------------------------------------------------
+// The records of a job, as the console edits them: one table. A kind is
+// edited either as a form per document (`form`: its fields and, when it has
+// one, a grid of measurements) or as rows of documents (`rows`: one row per
+// document, under shared header fields), saved one request per row.
+
+const MEASUREMENTS = {
+  path: 'measurements',
+  label: 'Measurements',
+  addLabel: 'Add a measurement',
+  columns: [
+    { path: 'code', label: 'Code', type: 'text', class: 'mono' },
+    { path: 'name', label: 'Name', type: 'text' },
+    { path: 'value', label: 'Value', type: 'number' },
+    { path: 'uom', label: 'Unit', type: 'catalog', catalog: 'uom' },
+  ],
+};
+
+const KINDS = {
+  loadPortInformation: {
+    path: 'load-port-information',
+    title: 'Load port information',
+    one: 'load port information',
+    editor: 'form',
+    fields: [
+      { path: 'billOfLadingDate', label: 'Bill of lading date (UTC)', type: 'datetime' },
+      { path: 'portOfLoading', label: 'Port of loading', type: 'catalog', catalog: 'locations', hint: 'A location of the workspace, by name or xref; a new name adds it.' },
+    ],
+    grid: MEASUREMENTS,
+    describe: (body, names) => `the load port information${body.portOfLoading ? ` of ${names.label('locations', body.portOfLoading)}` : ''}`,
+    /** The editors the section offers: [key, button label]. */
+    editors: (docs) => [...docs.map((d, i) => [`doc:${d.id}`, docs.length > 1 ? `Edit #${i + 1}` : 'Edit']), ['doc:new', docs.length ? 'Add more' : 'Add load port information']],
+  },
+  quantityResult: {
+    path: 'quantity',
+    title: 'Quantity',
+    one: 'quantity result',
+    editor: 'form',
+    sides: ['source', 'destination'],
+    fields: [
+      { path: 'date', label: 'Date (UTC)', type: 'datetime' },
+      { path: 'activeShoreTank', label: 'Active shore tank', type: 'bool' },
+      { path: 'waterPerc', label: 'Water %', type: 'number' },
+      { path: 'waterMethod', label: 'Water method', type: 'text' },
+      { path: 'sedimentPerc', label: 'Sediment %', type: 'number' },
+      { path: 'sedimentMethod', label: 'Sediment method', type: 'text' },
+      { path: 'sedimentWaterPerc', label: 'Sediment and water %', type: 'number' },
+      { path: 'density15c', label: 'Density at 15 °C', type: 'number' },
+      { path: 'densityMethod', label: 'Density method', type: 'text' },
+      { path: 'meanTemp.value', label: 'Mean temperature', type: 'number' },
+      { path: 'meanTemp.uom', label: 'Temperature unit', type: 'catalog', catalog: 'uom' },
+      { path: 'vcfTable', label: 'VCF table', type: 'catalog', catalog: 'vcfTable' },
+      { path: 'api', label: 'API gravity', type: 'number' },
+    ],
+    grid: MEASUREMENTS,
+    describe: (body) => `the ${body.direction} quantity result`,
+    editors: () => [['sides', 'Record quantity']],
+  },
+  qualityResult: {
+    path: 'quality',
+    title: 'Quality',
+    one: 'quality result',
+    editor: 'rows',
+    label: 'Certificate rows',
+    addLabel: 'Add a test',
+    header: [
+      { path: 'setNumber', label: 'Set number', type: 'integer' },
+      { path: 'status', label: 'Status', type: 'select', options: [['confirmed', 'confirmed'], ['preliminary', 'preliminary']], blank: false },
+      { path: 'date', label: 'Test date (UTC)', type: 'datetime' },
+      { path: 'coaId', label: 'Certificate of analysis id', type: 'text' },
+    ],
+    columns: [
+      { path: 'test', label: 'Test', type: 'catalog', catalog: 'tests' },
+      { path: 'method', label: 'Method', type: 'catalog', catalog: 'testMethods' },
+      { path: 'uom', label: 'Unit', type: 'catalog', catalog: 'uom' },
+      { path: 'resultOperator', label: 'Operator', type: 'select', options: OPERATOR_OPTIONS, blank: false },
+      { path: 'result', label: 'Result', type: 'text' },
+      { path: 'sample.location', label: 'Sample', type: 'text' },
+      { path: 'isOffSpec', label: 'Off spec', type: 'check' },
+    ],
+    /** Fields every row takes from the header: the row's place is its test number. */
+    rowBody: (index, header) => ({ ...header, testNumber: index + 1 }),
+    /** The documents of an editor (`set:N`, `new`), in row order, and the header they share. */
+    rowsOf(key, docs) {
+      if (key === 'new') {
+        const next = Math.max(0, ...docs.map((d) => d.body.setNumber ?? 0)) + 1;
+        return { docs: [], header: { setNumber: next, status: 'confirmed' } };
+      }
+      const set = Number(key.split(':')[1]);
+      const mine = docs.filter((d) => d.body.setNumber === set).sort((a, b) => (a.body.testNumber ?? 0) - (b.body.testNumber ?? 0));
+      const first = mine[0]?.body ?? {};
+      return { docs: mine, header: { setNumber: set, status: first.status, date: first.date, coaId: first.coaId } };
+    },
+    describe: (body, names) => {
+      const test = body.test && typeof body.test === 'object' ? body.test.name || body.test.xref : names.label('tests', body.test);
+      return `the quality result ${body.setNumber ?? ''}.${body.testNumber ?? ''} (${test || 'no test'}: ${body.result ?? 'no result'})`;
+    },
+    editors: (docs) => [['rows:new', 'New certificate'], ...[...new Set(docs.map((d) => d.body.setNumber))].sort((a, b) => a - b).map((n) => [`rows:set:${n}`, `Edit set ${n}`])],
+  },
+  timelog: {
+    path: 'timelog',
+    title: 'Time log',
+    one: 'time log entry',
+    editor: 'rows',
+    label: 'Time log entries',
+    addLabel: 'Add an event or delay',
+    header: [],
+    columns: [
+      { path: 'type', label: 'Event', type: 'catalog', catalog: 'eventTypes' },
+      { path: 'category', label: 'Category', type: 'select', options: [['event', 'event'], ['delay', 'delay']], blank: false },
+      { path: 'start', label: 'Start (UTC)', type: 'datetime' },
+      { path: 'end', label: 'End (UTC)', type: 'datetime' },
+      { path: 'notes', label: 'Notes', type: 'text' },
+    ],
+    rowBody: () => ({}),
+    rowsOf: (key, docs) => ({ docs: [...docs].sort((a, b) => Date.parse(a.body.start) - Date.parse(b.body.start)), header: {} }),
+    describe: (body, names) => `the ${body.category ?? 'time log'} ${names.label('eventTypes', body.type) || ''} at ${fmt.dateTime(body.start)}`.replace(/\s+/g, ' '),
+    editors: () => [['rows:all', 'Edit time log']],
+  },
+};
+
+/** The catalogs a kind's editor picks from. */
+const kindCatalogs = (kind) => catalogsOf([...(KINDS[kind].fields ?? []), ...(KINDS[kind].header ?? []), ...(KINDS[kind].grid?.columns ?? []), ...(KINDS[kind].columns ?? [])]);
+
+/** Buttons of a form: Save, Cancel and, for a stored record, Delete. */
+function editorActions({ saveLabel = 'Save', onCancel, onDelete, deleteLabel = 'Delete' }) {
+  const save = h('button', { type: 'submit', class: 'button button-primary' }, saveLabel);
+  const cancel = h('button', { type: 'button', class: 'button button-ghost', on: { click: onCancel } }, 'Cancel');
+  const remove = onDelete ? h('button', { type: 'button', class: 'button button-danger editor-delete', on: { click: onDelete } }, deleteLabel) : null;
+  return { save, el: h('div', { class: 'form-actions' }, save, cancel, remove ? h('span', { class: 'spacer' }) : null, remove) };
+}
+
+/**
+ * One document of a `form` kind: its fields and its grid, created with POST
+ * (with `fixed` fields, e.g. the direction) or changed with PATCH (every field
+ * sent; an emptied one is cleared), deleted after a confirmation naming it.
+ * `ctx`: {base, names, draftKey, onSaved, onClose, restore}.
+ */
+function documentForm(kindName, doc, ctx, { fixed = {}, title }) {
+  const kind = KINDS[kindName];
+  const creating = !doc;
+  const controls = kind.fields.map((spec) => [spec, control(spec)]);
+  const grids = [];
+  const form = h('form', { class: 'editor', novalidate: true, 'aria-label': title });
+  const keeper = draftKeeper(ctx.draftKey, form, grids, title.toLowerCase());
+  const g = kind.grid ? grid(kind.grid, { onChange: () => keeper.keep() }) : null;
+  if (g) grids.push(g);
+  const status = h('div', { class: 'editor-status' });
+
+  for (const [spec, el] of controls) writeControl(el, doc ? getPath(doc.body, spec.path) : null, ctx.names);
+  if (g) {
+    const list = doc?.body[kind.grid.path] ?? [];
+    g.setRows(list.length ? list.map(() => null) : [null]);
+    g.rows().forEach((tr, i) => g.write(tr, list[i] ?? {}, ctx.names));
+  }
+
+  const read = () => {
+    const body = {};
+    for (const [spec, el] of controls) setPath(body, spec.path, readControl(el, ctx.names));
+    if (g) body[kind.grid.path] = g.rows().map((tr) => g.read(tr, ctx.names)).filter((r) => !r.blank).map((r) => pruned(r.body));
+    return creating ? pruned({ ...body, ...fixed }) : body;
+  };
+
+  const remove = async () => {
+    if (!confirmDelete(kind.describe(doc.body, ctx.names))) return;
+    status.replaceChildren();
+    try {
+      await api.request('DELETE', `${ctx.base}/${kind.path}/${encodeURIComponent(doc.id)}`);
+      keeper.clear();
+      await ctx.onSaved(`Deleted ${kind.describe(doc.body, ctx.names)}.`);
+    } catch (err) {
+      status.replaceChildren(isNetwork(err) ? networkNote(err) : errorMessage(err, `Could not delete ${kind.one}`));
+    }
+  };
+  const actions = editorActions({
+    saveLabel: creating ? `Save ${kind.one}` : 'Save changes',
+    onCancel: () => {
+      keeper.clear();
+      ctx.onClose();
+    },
+    onDelete: creating ? null : remove,
+  });
+
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    clearInvalid(form);
+    status.replaceChildren();
+    actions.save.disabled = true;
+    try {
+      if (creating) await api.request('POST', `${ctx.base}/${kind.path}`, { json: read() });
+      else await api.request('PATCH', `${ctx.base}/${kind.path}/${encodeURIComponent(doc.id)}`, { json: read() });
+      keeper.clear();
+      await ctx.onSaved(`Saved ${title.toLowerCase()}.`);
+    } catch (err) {
+      keeper.keep();
+      if (isNetwork(err)) {
+        status.replaceChildren(networkNote(err));
+      } else {
+        status.replaceChildren(errorMessage(err, `${title}: not saved`));
+        (errorInPlace(form, err) ?? actions.save).focus();
+      }
+    } finally {
+      actions.save.disabled = false;
+    }
+  });
+
+  append(form, [
+    h('h3', {}, title),
+    h('div', { class: 'form-grid' }, controls.map(([spec, el]) => field(spec.label, el, spec.hint))),
+    g ? h('div', { class: 'field' }, h('span', { class: 'field-label' }, kind.grid.label), g.el) : null,
+    status,
+    actions.el,
+  ]);
+  const notes = catalogNotes(form, ctx.names);
+  const offer = ctx.restore ? null : keeper.offer(notes.refresh);
+  if (offer) form.prepend(offer);
+  else if (ctx.restore && drafts.load(ctx.draftKey)) restoreSnapshot(form, grids, drafts.load(ctx.draftKey));
+  notes.refresh();
+  return form;
+}
+
+/**
+ * Documents of a `rows` kind as rows of one grid under shared header fields
+ * (a quality certificate, the time log). Save sends each new row as a POST
+ * and each changed row as a PATCH, one request per row, in order; a row the
+ * API refuses shows the error on its row and field, and focus moves to the
+ * first of them. A saved row can be removed (DELETE, after a confirmation).
+ * When a route for a whole certificate exists, `saveRows` is the one place to
+ * send them together.
+ */
+function documentRows(kindName, key, docs, ctx, { title }) {
+  const kind = KINDS[kindName];
+  const { docs: mine, header: initial } = kind.rowsOf(key, docs);
+  const headerControls = kind.header.map((spec) => [spec, control(spec)]);
+  const grids = [];
+  const form = h('form', { class: 'editor', novalidate: true, 'aria-label': title });
+  const keeper = draftKeeper(ctx.draftKey, form, grids, title.toLowerCase());
+  const status = h('div', { class: 'editor-status' });
+  const headerValues = () => Object.fromEntries(headerControls.map(([spec, el]) => [spec.path, readControl(el, ctx.names)]));
+  const describe = (tr) => kind.describe({ ...headerValues(), ...g.read(tr, ctx.names).body, testNumber: g.rows().indexOf(tr) + 1 }, ctx.names);
+  // What a row holds as typed (with the header and its place): a saved row whose
+  // signature is unchanged is not sent again. Typed text, not resolved
+  // references, since the names known may grow while the form is open.
+  const typed = (el) => (el.type === 'checkbox' ? el.checked : el.value.trim());
+  const signature = (row) =>
+    JSON.stringify([row.index, headerControls.map(([, el]) => typed(el)), [...row.tr.querySelectorAll('[name]')].map(typed)]);
+
+  const g = grid(
+    {
+      path: 'rows',
+      label: kind.label,
+      addLabel: kind.addLabel,
+      columns: kind.columns,
+      remove: async (tr) => {
+        if (!tr.dataset.id) return true;
+        if (!confirmDelete(describe(tr))) return false;
+        try {
+          await api.request('DELETE', `${ctx.base}/${kind.path}/${encodeURIComponent(tr.dataset.id)}`);
+          await ctx.onChanged();
+          return true;
+        } catch (err) {
+          g.status(tr, err.message, 'row-error');
+          status.replaceChildren(isNetwork(err) ? networkNote(err) : errorMessage(err, `Could not delete ${kind.one}`));
+          return false;
+        }
+      },
+    },
+    { status: true, onChange: () => keeper.keep() },
+  );
+  grids.push(g);
+
+  for (const [spec, el] of headerControls) writeControl(el, initial[spec.path], ctx.names);
+  g.setRows(mine.length ? mine.map((d) => ({ id: d.id })) : [null]);
+  g.rows().forEach((tr, i) => {
+    if (!mine[i]) return;
+    g.write(tr, mine[i].body, ctx.names);
+    tr.dataset.original = signature(g.read(tr, ctx.names));
+  });
+
+  async function saveRows(rows) {
+    const header = headerValues();
+    const failures = [];
+    let saved = 0;
+    for (const row of rows) {
+      const body = { ...kind.rowBody(row.index, header), ...row.body };
+      const sig = signature(row);
+      if (row.id && row.tr.dataset.original === sig) continue;
+      g.status(row.tr, 'Saving…');
+      try {
+        if (row.id) {
+          await api.request('PATCH', `${ctx.base}/${kind.path}/${encodeURIComponent(row.id)}`, { json: body });
+        } else {
+          const created = await api.request('POST', `${ctx.base}/${kind.path}`, { json: pruned(body) });
+          row.tr.dataset.id = created.id;
+        }
+        row.tr.dataset.original = sig;
+        saved += 1;
+        g.status(row.tr, 'Saved', 'row-ok');
+      } catch (err) {
+        g.status(row.tr, isNetwork(err) ? 'Not saved' : err.message, 'row-error');
+        failures.push({ row, err });
+        if (isNetwork(err)) break;
+      }
+    }
+    return { saved, failures };
+  }
+
+  const actions = editorActions({
+    saveLabel: 'Save',
+    onCancel: () => {
+      keeper.clear();
+      ctx.onClose();
+    },
+  });
+
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    clearInvalid(form);
+    status.replaceChildren();
+    actions.save.disabled = true;
+    try {
+      const rows = g.rows().map((tr) => g.read(tr, ctx.names)).filter((r) => !r.blank || r.id);
+      const { saved, failures } = await saveRows(rows);
+      if (!failures.length) {
+        keeper.clear();
+        await ctx.onSaved(`Saved ${title.toLowerCase()}: ${saved} row${saved === 1 ? '' : 's'} written.`);
+        return;
+      }
+      keeper.keep();
+      await ctx.onChanged();
+      // The rows saved may have added catalog records: what the others name is known again.
+      await ctx.names.load(Object.fromEntries(kindCatalogs(kindName).map((c) => [c, []]))).catch((err) => console.error(err));
+      fillCatalogLists(ctx.names, kindCatalogs(kindName));
+      notes.refresh();
+      const network = failures.find((f) => isNetwork(f.err));
+      let first = null;
+      for (const { row, err } of failures) {
+        if (isNetwork(err)) continue;
+        const el = errorInPlace(row.tr, err, (f) => `rows[${row.index}].${f.replace(/^body\./, '')}`) ?? errorInPlace(form, err);
+        first ??= el ?? row.tr.querySelector('[name]');
+      }
+      const refused = failures.filter((f) => !isNetwork(f.err));
+      status.replaceChildren(
+        ...(refused.length
+          ? [
+              message(
+                'error',
+                `${saved} row${saved === 1 ? '' : 's'} saved; ${refused.length} refused`,
+                h('ul', { class: 'row-errors' }, refused.map(({ row, err }) => h('li', {}, `Row ${row.index + 1}: `, richText(err.message), err.field ? h('span', { class: 'muted' }, ` (${err.field})`) : null))),
+              ),
+            ]
+          : []),
+        ...(network ? [networkNote(network.err)] : []),
+      );
+      (first ?? actions.save).focus();
+    } finally {
+      actions.save.disabled = false;
+    }
+  });
+
+  append(form, [
+    h('h3', {}, title),
+    headerControls.length ? h('div', { class: 'form-grid form-grid-4' }, headerControls.map(([spec, el]) => field(spec.label, el, spec.hint))) : null,
+    g.el,
+    status,
+    actions.el,
+  ]);
+  const notes = catalogNotes(form, ctx.names);
+  const offer = ctx.restore ? null : keeper.offer(notes.refresh);
+  if (offer) form.prepend(offer);
+  else if (ctx.restore && drafts.load(ctx.draftKey)) restoreSnapshot(form, grids, drafts.load(ctx.draftKey));
+  notes.refresh();
+  return form;
+}
+
+// ---------------------------------------------------------------------------
+// Pieces of the job page used by the editors and the printed report
+
+/** A card of the job page: its heading and editor buttons, drafts on offer, what is recorded, the open editor. */
+function editableSection(title) {
+  const id = `section-${title.toLowerCase().replace(/[^a-z]+/g, '-')}`;
+  const tools = h('div', { class: 'section-tools no-print' });
+  const offers = h('div', { class: 'section-offers no-print' });
+  const display = h('div', { class: 'section-display' });
+  const editor = h('div', { class: 'section-editor no-print' });
+  const card = h('section', { class: 'card', 'aria-labelledby': id }, h('div', { class: 'section-head' }, h('h2', { id }, title), tools), offers, display, editor);
+  return { card, tools, offers, display, editor };
+}
+
+/** The status changes the API allows, from each status: [next, the action's label]. */
+const JOB_TRANSITIONS = {
+  pending: [['active', 'Start (active)'], ['cancelled', 'Cancel job']],
+  active: [['complete', 'Complete'], ['cancelled', 'Cancel job']],
+  complete: [['active', 'Reopen']],
+  cancelled: [['pending', 'Reinstate']],
+};
+
+/** The time log as a table, for the printed report (the screen shows the timeline). */
+function timelogTable(docs, names) {
+  if (!docs.length) return null;
+  const sorted = [...docs].sort((a, b) => Date.parse(a.body.start) - Date.parse(b.body.start));
+  return h(
+    'div',
+    { class: 'print-only' },
+    table(
+      ['Event', 'Category', 'Start', 'End', 'Duration', 'Notes'],
+      sorted.map(({ id, body }) =>
+        h(
+          'tr',
+          { data: { id } },
+          h('td', {}, names.name('eventTypes', body.type) || dash),
+          h('td', {}, body.category ?? dash),
+          h('td', { class: 'nowrap' }, fmt.dateTime(body.start) || dash),
+          h('td', { class: 'nowrap' }, fmt.dateTime(body.end) || dash),
+          h('td', { class: 'nowrap' }, body.end ? fmt.duration(Date.parse(body.end) - Date.parse(body.start)) : dash),
+          h('td', {}, body.notes ?? ''),
+        ),
+      ),
+      { label: 'Time log table' },
+    ),
+  );
+}
+
+// ---------------------------------------------------------------------------
+// A job's form: create and edit every field
+
+function jobFields(partyOptions) {
+  return [
+    { path: 'xref', label: 'Job reference (xref)', type: 'text', hint: "The job's id in the client's systems." },
+    { path: 'refNumber', label: 'Reference number', type: 'text' },
+    { path: 'tripNumber', label: 'Trip number', type: 'text' },
+    { path: 'activity', label: 'Activity', type: 'select', options: ['load', 'discharge', 'sts', 'transfer', 'sample'].map((a) => [a, a]) },
+    { path: 'eta', label: 'ETA (UTC)', type: 'datetime' },
+    { path: 'etc', label: 'ETC (UTC)', type: 'datetime' },
+    { path: 'location', label: 'Location', type: 'catalog', catalog: 'locations', hint: 'Type a name or xref of the workspace’s locations; a new name adds it.' },
+    { path: 'cargo.product', label: 'Product', type: 'catalog', catalog: 'products', hint: 'A product of the workspace, or a new name.' },
+    { path: 'cargo.quantity', label: 'Cargo quantity', type: 'number' },
+    { path: 'cargo.uom', label: 'Cargo unit', type: 'catalog', catalog: 'uom' },
+    { path: 'client', label: 'Client', type: 'select', options: partyOptions, blank: 'The workspace’s client', omitEmpty: true },
+    { path: 'vendor', label: 'Vendor', type: 'select', options: partyOptions, blank: 'The workspace’s vendor', omitEmpty: true },
+    { path: 'notes', label: 'Notes and instructions', type: 'textarea', wide: true },
+  ];
+}
+
+const JOB_REQUESTED = ['quantity', 'quality', 'timelog'].map((what) => ({ path: `requested.${what}`, label: what === 'timelog' ? 'Time log' : what[0].toUpperCase() + what.slice(1), type: 'check' }));
+
+const JOB_TRANSPORTS = {
+  path: 'transports',
+  label: 'Transports',
+  addLabel: 'Add a transport',
+  columns: [{ path: '', label: 'Transport', type: 'catalog', catalog: 'transports' }],
+};
+
+async function jobFormView(view, workspaceId, jobId, alive) {
+  const creating = !jobId;
+  const ws = `/workspaces/${encodeURIComponent(workspaceId)}`;
+  const wsHash = `#/workspaces/${encodeURIComponent(workspaceId)}`;
+  const [workspace, job] = await Promise.all([api.get(ws), creating ? null : api.get(`${ws}/jobs/${encodeURIComponent(jobId)}`)]);
+  const names = new CatalogNames(workspaceId);
+  const catalogs = catalogsOf([...jobFields([]), ...JOB_TRANSPORTS.columns]);
+  const p = workspace.body.parties ?? {};
+  const [org] = await Promise.all([
+    organizationLabels([p.client?.id, p.vendor?.id, job?.client, job?.vendor]),
+    names.load({ ...Object.fromEntries(catalogs.map((c) => [c, []])), locations: [job?.location], products: [job?.cargo?.product], uom: [job?.cargo?.uom], transports: job?.transports ?? [] }),
+  ]);
+  if (!alive()) return;
+  fillCatalogLists(names, catalogs);
+  const partyIds = [...new Set([p.client?.id, p.vendor?.id, job?.client, job?.vendor].filter(Boolean))];
+  const partyOptions = partyIds.map((id) => [id, `${org(id)}${id === p.client?.id ? ' (client)' : id === p.vendor?.id ? ' (vendor)' : ''}`]);
+  const title = creating ? 'New job' : `Edit ${job.xref || job.refNumber || 'job'}`;
+
+  const controls = [...jobFields(partyOptions), ...JOB_REQUESTED].map((spec) => [spec, control(spec)]);
+  const grids = [];
+  const form = h('form', { class: 'card form', novalidate: true, 'aria-label': title });
+  const keeper = draftKeeper(drafts.key('jobform', workspaceId, jobId ?? 'new'), form, grids, title.toLowerCase());
+  const transports = grid(JOB_TRANSPORTS, { onChange: () => keeper.keep() });
+  grids.push(transports);
+  for (const [spec, el] of controls) writeControl(el, job ? getPath(job, spec.path) : null, names);
+  const list = job?.transports ?? [];
+  transports.setRows(list.length ? list.map(() => null) : [null]);
+  transports.rows().forEach((tr, i) => transports.write(tr, list[i] ?? null, names));
+
+  const read = () => {
+    const body = {};
+    for (const [spec, el] of controls) {
+      const value = readControl(el, names);
+      if (value === null && spec.omitEmpty) continue;
+      setPath(body, spec.path, value);
+    }
+    body.transports = transports.rows().map((tr) => transports.read(tr, names)).filter((r) => !r.blank).map((r) => r.body);
+    return creating ? pruned(body) : body;
+  };
+  const status = h('div', { class: 'editor-status' });
+  const actions = editorActions({
+    saveLabel: creating ? 'Create job' : 'Save changes',
+    onCancel: () => {
+      keeper.clear();
+      go(creating ? wsHash : `${wsHash}/jobs/${encodeURIComponent(jobId)}`);
+    },
+  });
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    clearMessages();
+    clearInvalid(form);
+    status.replaceChildren();
+    actions.save.disabled = true;
+    try {
+      const answer = creating
+        ? await api.request('POST', `${ws}/jobs`, { json: read() })
+        : await api.request('PATCH', `${ws}/jobs/${encodeURIComponent(jobId)}`, { json: read() });
+      keeper.clear();
+      const id = creating ? answer.id : jobId;
+      const xref = creating ? answer.body?.xref : answer.xref;
+      setFlash(`${xref ? `Job ${xref}` : 'The job'} was ${creating ? 'created' : 'saved'}.`);
+      go(`${wsHash}/jobs/${encodeURIComponent(id)}`);
+    } catch (err) {
+      keeper.keep();
+      if (isNetwork(err)) status.replaceChildren(networkNote(err));
+      else {
+        showError(err);
+        (errorInPlace(form, err) ?? actions.save).focus();
+      }
+    } finally {
+      actions.save.disabled = false;
+    }
+  });
+
+  const fieldOf = ([spec, el]) => {
+    const f = field(spec.label, el, spec.hint);
+    if (spec.wide) f.classList.add('field-wide');
+    return f;
+  };
+  append(form, [
+    h('div', { class: 'form-grid' }, controls.filter(([spec]) => spec.type !== 'check').map(fieldOf)),
+    h('fieldset', { class: 'checks' }, h('legend', {}, 'Results requested'), controls.filter(([spec]) => spec.type === 'check').map(([spec, el]) => h('label', { class: 'check' }, el, ` ${spec.label}`))),
+    h('div', { class: 'field' }, h('span', { class: 'field-label' }, 'Transports (vessels)'), transports.el),
+    status,
+    actions.el,
+  ]);
+  const notes = catalogNotes(form, names);
+  const offer = keeper.offer(notes.refresh);
+  if (offer) form.prepend(offer);
+  notes.refresh();
+  view.replaceChildren(
+    pageHeader(title, {
+      crumbs: [['Workspaces', '#/workspaces'], [workspace.body.description || shortId(workspaceId), wsHash], creating ? ['New job'] : [job.xref || shortId(jobId), `${wsHash}/jobs/${encodeURIComponent(jobId)}`], creating ? null : ['Edit']].filter(Boolean),
+    }),
+    form,
+  );
+  form.querySelector('[name]').focus();
+}
+
+// ---------------------------------------------------------------------------
+// A workspace's form: create (your organization and the other party, found in
+// the registry), or edit the description
+
+const WORKSPACE_ROLES = [['client', 'the client (shipper or trader)'], ['vendor', 'the vendor (inspection company)']];
+
+async function workspaceFormView(view, workspaceId, alive) {
+  const creating = !workspaceId;
+  const path = creating ? '/v2/workspaces' : `/v2/workspaces/${encodeURIComponent(workspaceId)}`;
+  const workspace = creating ? null : await api.get(path);
+  const p = workspace?.body.parties ?? {};
+  const org = await organizationLabels([p.client?.id, p.vendor?.id]);
+  if (!alive()) return;
+  const title = creating ? 'New workspace' : `Edit ${workspace.body.description || 'workspace'}`;
+  const back = creating ? '#/workspaces' : `#/workspaces/${encodeURIComponent(workspaceId)}`;
+
+  const description = h('input', { name: 'description', maxlength: 1000, value: workspace?.body.description ?? '' });
+  const role = h('select', { name: 'role' }, WORKSPACE_ROLES.map(([value, text]) => h('option', { value }, text)));
+  const mine = h('input', { name: 'mine', type: 'search', list: 'organizations-mine', autocomplete: 'off' });
+  const other = h('input', { name: 'other', type: 'search', list: 'organizations-other', autocomplete: 'off' });
+  const clientXref = h('input', { name: 'parties.client.xref' });
+  const vendorXref = h('input', { name: 'parties.vendor.xref' });
+
+  // The registry, searched as the user types: names seen, by lower-case name.
+  const found = new Map();
+  const search = async (input, listId) => {
+    const list = await api.get('/v2/organizations', { name: input.value.trim(), limit: 20 });
+    for (const o of list) found.set(o.body.name.toLowerCase(), o.id);
+    fillDatalist(listId, list.map((o) => [o.body.name, o.body.category ?? '']));
+  };
+  const suggest = (input, listId) => {
+    let timer = null;
+    input.addEventListener('input', () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => search(input, listId).catch((err) => console.error(err)), 150);
+    });
+    return search(input, listId);
+  };
+  const organizationId = async (input) => {
+    const name = input.value.trim();
+    if (!name) return null;
+    if (!found.has(name.toLowerCase())) {
+      for (const o of await api.get('/v2/organizations', { name, limit: 100 })) found.set(o.body.name.toLowerCase(), o.id);
+    }
+    return found.get(name.toLowerCase()) ?? undefined;
+  };
+
+  const form = h('form', { class: 'card form', novalidate: true, 'aria-label': title });
+  const keeper = draftKeeper(drafts.key('workspaceform', workspaceId ?? 'new'), form, [], title.toLowerCase());
+  const status = h('div', { class: 'editor-status' });
+  const actions = editorActions({
+    saveLabel: creating ? 'Create workspace' : 'Save changes',
+    onCancel: () => {
+      keeper.clear();
+      go(back);
+    },
+  });
+  // The API names parties as client and vendor; the form as yours and the other.
+  const toName = (field) => {
+    const f = field.replace(/^body\./, '');
+    const party = /^parties\.(client|vendor)(\.id)?$/.exec(f)?.[1];
+    if (!party) return f;
+    return party === role.value ? 'mine' : 'other';
+  };
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    clearMessages();
+    clearInvalid(form);
+    status.replaceChildren();
+    actions.save.disabled = true;
+    try {
+      if (creating) {
+        const [mineId, otherId] = [await organizationId(mine), await organizationId(other)];
+        for (const [input, id, what] of [[mine, mineId, 'Your organization'], [other, otherId, 'The other party']]) {
+          if (id === null && input === mine) throw new ApiError(0, 'missing_field', `${what} is needed: type part of its name and choose it from the registry.`, 'mine');
+          if (id === undefined) throw new ApiError(0, 'unknown_organization', `No organization of the registry is named “${input.value.trim()}”: type part of its name and choose one of the suggestions.`, input.name);
+        }
+        const [clientId, vendorId] = role.value === 'client' ? [mineId, otherId] : [otherId, mineId];
+        const party = (id, xref) => pruned({ id, xref: xref.value.trim() || null });
+        const body = pruned({ description: description.value.trim() || null, parties: { client: clientId ? party(clientId, clientXref) : null, vendor: vendorId ? party(vendorId, vendorXref) : null } });
+        const created = await api.request('POST', path, { json: { body } });
+        keeper.clear();
+        setFlash(body.description ? `Workspace ${body.description} was created.` : 'The workspace was created.');
+        go(`#/workspaces/${encodeURIComponent(created.id)}`);
+      } else {
+        await api.request('PATCH', path, { json: { body: { description: description.value.trim() || null } } });
+        keeper.clear();
+        setFlash('The workspace was saved.');
+        go(back);
+      }
+    } catch (err) {
+      keeper.keep();
+      if (isNetwork(err) && err.code === 'network') status.replaceChildren(networkNote(err));
+      else {
+        if (err.status) showError(err);
+        else status.replaceChildren(errorMessage(err, 'Choose the organizations first'));
+        (errorInPlace(form, err, toName) ?? actions.save).focus();
+      }
+    } finally {
+      actions.save.disabled = false;
+    }
+  });
+
+  append(form, [
+    h(
+      'div',
+      { class: 'form-grid' },
+      h('div', { class: 'field field-wide' }, h('label', { class: 'field-label', for: 'ws-description' }, 'Description'), Object.assign(description, { id: 'ws-description' })),
+      creating
+        ? [
+            field('Your organization is', role),
+            field('Your organization', mine, 'Search the registry by name; it must be an organization of your account.'),
+            field('The other party', other, 'Search the registry by name; may be left empty.'),
+            field('Client reference (xref)', clientXref, 'The client’s id in the vendor’s systems.'),
+            field('Vendor reference (xref)', vendorXref, 'The vendor’s id in the client’s systems.'),
+          ]
+        : [
+            h('div', { class: 'field' }, h('span', { class: 'field-label' }, 'Client'), h('span', {}, org(p.client?.id), partyRef(p.client))),
+            h('div', { class: 'field' }, h('span', { class: 'field-label' }, 'Vendor'), h('span', {}, org(p.vendor?.id), partyRef(p.vendor))),
+          ],
+    ),
+    creating ? null : h('p', { class: 'field-hint' }, 'The parties of a workspace cannot be changed.'),
+    status,
+    actions.el,
+  ]);
+  const offer = keeper.offer();
+  if (offer) form.prepend(offer);
+  view.replaceChildren(pageHeader(title, { crumbs: creating ? [['Workspaces', '#/workspaces'], ['New']] : [['Workspaces', '#/workspaces'], [workspace.body.description || shortId(workspaceId), back], ['Edit']] }), form);
+  description.focus();
+  if (creating) await Promise.all([suggest(mine, 'organizations-mine'), suggest(other, 'organizations-other')]);
+}
+
+/**
+ * Invitations to workspaces (accept, decline): the API has none yet. When it
+ * does, this answers the elements of the section that lists them on the
+ * workspaces page (none until then).
+ */
+function workspaceInvitations() {
+  return [];
+}
+
+// ---------------------------------------------------------------------------
+// Start: every view, table and constant above is initialised by now.
+
+function start() {
+  window.addEventListener('hashchange', render);
+  render();
+}
+
+start();

@@ -10,86 +10,36 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 
-import { chromium } from 'playwright-core';
-
+import { launch } from './browser.js';
 import { ADMIN_PASSWORD, client, startProxy, startServer } from './server.js';
 import { seed } from './seed.js';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const SCREENSHOTS = path.resolve(here, '../../target/e2e-screenshots');
-const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
 const CSP = "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; frame-ancestors 'none'";
 
 let server;
 let ids;
+let browser;
 let context;
 let page;
-let profile;
-const pageErrors = [];
-const foreignRequests = [];
-const cspViolations = [];
+let shot;
 
 before(async () => {
   server = await startServer();
   const api = client(server.base);
   await api.login('admin', ADMIN_PASSWORD);
   ids = await seed(api);
-
-  fs.mkdirSync(SCREENSHOTS, { recursive: true });
-  profile = fs.mkdtempSync(path.join(os.tmpdir(), 'quayside-e2e-chromium-'));
-  context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    acceptDownloads: true,
-    viewport: { width: 1280, height: 860 },
-    locale: 'en-GB',
-    timezoneId: 'Europe/Amsterdam',
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
-  context.setDefaultTimeout(15_000);
-  page = context.pages()[0] ?? (await context.newPage());
-  page.on('pageerror', (err) => pageErrors.push(err.message));
-  page.on('console', (msg) => {
-    if (/Content Security Policy|Refused to/i.test(msg.text())) cspViolations.push(msg.text());
-  });
-  page.on('request', (request) => {
-    const url = request.url();
-    if (!url.startsWith(server.base) && !url.startsWith('blob:') && !url.startsWith('data:')) foreignRequests.push(url);
-  });
+  browser = await launch(server.base);
+  ({ context, page, shot } = browser);
 });
 
 after(async () => {
-  await context?.close();
-  if (profile) fs.rmSync(profile, { recursive: true, force: true });
+  await browser?.close();
   const result = await server?.stop();
   if (result && result.code !== 0) console.error(`server exit: ${JSON.stringify(result)}\n${server.logText?.() ?? ''}`);
 });
 
-/** Saves a screenshot of the whole page (or of one element) once nothing is loading. */
-async function shot(name, element) {
-  await page.locator('#busy').waitFor({ state: 'hidden' });
-  const file = path.join(SCREENSHOTS, `${name}.png`);
-  if (element) {
-    await element.screenshot({ path: file });
-  } else {
-    // From the top: the sticky bar would otherwise be drawn where the page was scrolled to.
-    await page.evaluate(() => window.scrollTo(0, 0));
-    await page.screenshot({ path: file, fullPage: true });
-  }
-}
 const nav = (name) => page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name });
 const alertText = () => page.getByRole('alert').first().innerText();
 const sessionKey = () => page.evaluate(() => JSON.parse(sessionStorage.getItem('quayside.session') ?? 'null')?.key ?? null);
@@ -182,15 +132,22 @@ test('ports: search by name, country and status, paged, with DMS positions', asy
   await page.getByLabel('Country').fill('nl');
   await page.getByLabel('Status').selectOption('INACTIVE');
   await page.getByRole('button', { name: 'Search' }).click();
-  await page.locator('.results-count', { hasText: 'Showing 1–1 of 1' }).waitFor();
+  // "Showing 1–1 of 1" is on screen already, from the search before: wait for
+  // the row this search finds instead (never for a state that may be stale).
+  await page.waitForURL(/countryCode=NL&statusCode=INACTIVE/);
+  await results.locator('tbody tr', { hasText: 'NLVLI' }).waitFor();
+  assert.equal(await results.locator('tbody tr').count(), 1);
+  assert.match(await page.locator('.results-count').innerText(), /Showing 1–1 of 1/);
   assert.match(await results.locator('tbody tr').innerText(), /NLVLI\s+Vlissingen\s+NL\s+51°26′00″N 3°35′00″E\s+INACTIVE/);
 
   // Southern and western hemispheres, seconds with decimals.
   await page.goto(`${server.base}/#/ports?countryCode=BR`);
-  await page.locator('.results-count', { hasText: 'of 1' }).waitFor();
+  await results.locator('tbody tr', { hasText: 'BRSSZ' }).waitFor();
+  assert.equal(await results.locator('tbody tr').count(), 1);
   assert.match(await results.locator('tbody tr').innerText(), /23°57′00″S 46°20′00″W/);
   await page.goto(`${server.base}/#/ports?name=hamburg`);
-  await page.locator('.results-count', { hasText: 'of 1' }).waitFor();
+  await results.locator('tbody tr', { hasText: 'DEHAM' }).waitFor();
+  assert.equal(await results.locator('tbody tr').count(), 1);
   assert.match(await results.locator('tbody tr').innerText(), /53°33′07.5″N 9°59′00″E/);
 
   // Paging: three per page over eight ports.
@@ -205,7 +162,7 @@ test('ports: search by name, country and status, paged, with DMS positions', asy
   const today = new Date().toISOString().slice(0, 10);
   const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
   await page.goto(`${server.base}/#/ports?dateModifiedFrom=${today}&dateModifiedTo=${today}`);
-  await page.locator('.results-count', { hasText: 'of 8' }).waitFor();
+  await page.locator('.results-count', { hasText: 'Showing 1–8 of 8' }).waitFor();
   await page.goto(`${server.base}/#/ports?dateModifiedFrom=${tomorrow}`);
   await page.locator('.results-count', { hasText: 'No ports match.' }).waitFor();
 
@@ -324,6 +281,8 @@ test('a workspace: its jobs with status, activity, ETA, location and cargo', asy
 
   await page.getByLabel('Job status').selectOption('pending');
   await page.waitForURL(/status=pending/);
+  // J-2026-115 is on screen already: wait for the active job to go, then for the filtered list.
+  await jobs.locator('tbody tr', { hasText: 'J-2026-114' }).waitFor({ state: 'detached' });
   await jobs.locator('tbody tr', { hasText: 'J-2026-115' }).waitFor();
   assert.equal(await jobs.locator('tbody tr').count(), 1);
   await page.getByLabel('Job status').selectOption('');
@@ -503,7 +462,7 @@ test('live: a cut connection shows "reconnecting", then resumes from the last ch
   const jb = `/workspaces/${ids.workspace}/jobs/${ids.job}`;
   const proxy = await startProxy(server.base);
   const tab = await context.newPage();
-  tab.on('pageerror', (err) => pageErrors.push(err.message));
+  browser.watch(tab, proxy.base);
   const streams = [];
   const aborted = [];
   tab.on('request', (request) => request.headers().accept === 'text/event-stream' && streams.push(request));
@@ -635,7 +594,7 @@ test('sign out ends the session on the server', async () => {
 });
 
 test('the page broke no rule: no script errors, no CSP violations, no request off the server', () => {
-  assert.deepEqual(pageErrors, []);
-  assert.deepEqual(cspViolations, []);
-  assert.deepEqual(foreignRequests, []);
+  assert.deepEqual(browser.pageErrors, []);
+  assert.deepEqual(browser.cspViolations, []);
+  assert.deepEqual(browser.foreignRequests, []);
 });

@@ -6,7 +6,34 @@
 #
 # Needs node >= 20 and npm. QUAYSIDE_BIN overrides the binary under test
 # (default: the debug build of this checkout, under $CARGO_TARGET_DIR if set).
+#
+# `run.sh --repeat N` runs the whole suite N times in a row and stops at the
+# first failing run: a flaky test is a bug, and this is how one is found.
 set -euo pipefail
+
+repeat=1
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --repeat)
+            repeat="${2:?--repeat needs a count}"
+            shift 2
+            ;;
+        --repeat=*)
+            repeat="${1#--repeat=}"
+            shift
+            ;;
+        *)
+            echo "run.sh: unknown argument $1 (usage: run.sh [--repeat N])" >&2
+            exit 2
+            ;;
+    esac
+done
+case "$repeat" in
+    '' | *[!0-9]* | 0)
+        echo "run.sh: --repeat takes a whole number of runs, 1 or more (got $repeat)" >&2
+        exit 2
+        ;;
+esac
 cd "$(dirname "$0")"
 root="$(cd ../.. && pwd)"
 
@@ -53,5 +80,11 @@ if [ -z "${QUAYSIDE_BIN:-}" ]; then
     export QUAYSIDE_BIN="$target/debug/quayside"
 fi
 
-echo "== node --test (console end-to-end, $QUAYSIDE_BIN)"
-node --test --test-concurrency=1 format.test.js events.test.js console.test.js
+for run in $(seq 1 "$repeat"); do
+    echo "== node --test (console end-to-end, $QUAYSIDE_BIN): run $run of $repeat"
+    if ! node --test --test-concurrency=1 format.test.js events.test.js console.test.js record.test.js; then
+        echo "== run $run of $repeat failed, after $((run - 1)) green runs in a row" >&2
+        exit 1
+    fi
+done
+echo "== $repeat of $repeat runs passed in a row"
