@@ -135,13 +135,24 @@ impl AccessLog {
         elapsed: Duration,
     ) {
         let Some(inner) = &self.inner else { return };
-        let mut line = String::with_capacity(64 + target.len());
+        let mut line = String::with_capacity(96 + target.len());
         push_timestamp(&mut line);
-        let _ = writeln!(
-            line,
-            " [INFO] {remote} {method} {target} {status} {:.1}ms",
-            elapsed.as_secs_f64() * 1000.0
-        );
+        line.push_str(" [INFO] ");
+        let _ = write!(line, "{remote}");
+        line.push(' ');
+        line.push_str(method);
+        line.push(' ');
+        line.push_str(target);
+        line.push(' ');
+        push_number(&mut line, u64::from(status));
+        // Milliseconds with one decimal, in integers (float formatting cost
+        // as much as the rest of the line).
+        let tenths = (elapsed.as_micros() + 50) / 100;
+        line.push(' ');
+        push_number(&mut line, (tenths / 10) as u64);
+        line.push('.');
+        push_number(&mut line, (tenths % 10) as u64);
+        line.push_str("ms\n");
         match inner.queue.try_send(line) {
             Ok(()) => {}
             Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) => {
@@ -260,17 +271,61 @@ fn emit(sink: &mut Sink, buffer: &mut Vec<u8>, failed_since: &mut Option<Instant
     buffer.clear();
 }
 
+/// Decimal digits of `n`.
+fn push_number(line: &mut String, mut n: u64) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    line.extend(digits[at..].iter().map(|&d| char::from(d)));
+}
+
+thread_local! {
+    /// The second last formatted on this thread, and its text up to the
+    /// seconds: the date is formatted once a second, not once a line.
+    static SECOND: std::cell::RefCell<(i64, String)> = const {
+        std::cell::RefCell::new((i64::MIN, String::new()))
+    };
+}
+
 /// `2026-11-24T01:06:19.123Z`, as the server's other log lines start.
 fn push_timestamp(line: &mut String) {
-    let now = time::OffsetDateTime::now_utc();
-    let (h, m, s, ms) = now.to_hms_milli();
-    let _ = write!(
-        line,
-        "{:04}-{:02}-{:02}T{h:02}:{m:02}:{s:02}.{ms:03}Z",
-        now.year(),
-        u8::from(now.month()),
-        now.day()
-    );
+    let since_epoch = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    let second = since_epoch.as_secs() as i64;
+    let ms = since_epoch.subsec_millis();
+    SECOND.with(|cached| {
+        let mut cached = cached.borrow_mut();
+        if cached.0 != second {
+            let t = time::OffsetDateTime::from_unix_timestamp(second)
+                .unwrap_or(time::OffsetDateTime::UNIX_EPOCH);
+            let mut text = String::with_capacity(20);
+            let _ = write!(
+                text,
+                "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}",
+                t.year(),
+                u8::from(t.month()),
+                t.day(),
+                t.hour(),
+                t.minute(),
+                t.second()
+            );
+            *cached = (second, text);
+        }
+        line.push_str(&cached.1);
+    });
+    line.push('.');
+    line.push(char::from(b'0' + (ms / 100) as u8));
+    line.push(char::from(b'0' + (ms / 10 % 10) as u8));
+    line.push(char::from(b'0' + (ms % 10) as u8));
+    line.push('Z');
 }
 
 #[cfg(test)]
@@ -286,6 +341,15 @@ mod tests {
             Ok(Target::File(PathBuf::from("/var/log/q.log")))
         );
         assert!("".parse::<Target>().is_err());
+    }
+
+    #[test]
+    fn numbers_are_written_in_decimal() {
+        for n in [0u64, 7, 10, 204, 99_999, u64::MAX] {
+            let mut line = String::new();
+            push_number(&mut line, n);
+            assert_eq!(line, n.to_string());
+        }
     }
 
     #[test]
