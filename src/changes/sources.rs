@@ -240,9 +240,8 @@ pub const SOURCES: [Source; 7] = [
         status: None,
         render: |conn, from, key| {
             use crate::documents::store::{Stored, stored_from};
-            let doc = match stored_from(conn, &from.table, &key[0])? {
-                None => return Ok(None),
-                Some(Stored::Parsed(doc)) => doc,
+            match stored_from(conn, &from.table, &key[0])? {
+                None => Ok(None),
                 // Shown as stored: the body's text goes into the envelope as it is.
                 Some(Stored::Raw {
                     id,
@@ -258,48 +257,24 @@ pub const SOURCES: [Source; 7] = [
                             e,
                         )
                     })?;
-                    return Ok(Some(Rendered {
-                        entity: kind.key,
-                        entity_type: kind.entity_type,
-                        record: v2_text(
-                            kind.entity_type,
-                            &id,
-                            &body,
-                            &format_ms(created_at),
-                            &format_ms(updated_at),
-                        )?,
-                        entity_id: id,
-                        feed: FeedName::Workspaces,
-                        workspace_id: Some(workspace_id),
-                    }));
+                    document(kind, id, workspace_id, &body, created_at, updated_at).map(Some)
                 }
-            };
-            let crate::documents::Document {
-                id,
-                workspace_id,
-                kind,
-                body,
-                created_at,
-                updated_at,
-                ..
-            } = doc;
-            let body = crate::documents::store::readable(kind, body, |ids| {
-                from.items.get(conn, &workspace_id, ids)
-            })?;
-            Ok(Some(Rendered {
-                entity: kind.key,
-                entity_type: kind.entity_type,
-                record: v2_text(
-                    kind.entity_type,
-                    &id,
-                    &body,
-                    &format_ms(created_at),
-                    &format_ms(updated_at),
-                )?,
-                entity_id: id,
-                feed: FeedName::Workspaces,
-                workspace_id: Some(workspace_id),
-            }))
+                Some(Stored::Parsed(doc)) => {
+                    let crate::documents::Document {
+                        id,
+                        workspace_id,
+                        kind,
+                        body,
+                        created_at,
+                        updated_at,
+                        ..
+                    } = doc;
+                    let body = crate::documents::store::readable(kind, body, |ids| {
+                        from.items.get(conn, &workspace_id, ids)
+                    })?;
+                    document(kind, id, workspace_id, &body, created_at, updated_at).map(Some)
+                }
+            }
         },
     },
     Source {
@@ -356,6 +331,31 @@ pub const SOURCES: [Source; 7] = [
         },
     },
 ];
+
+/// A document's change, its body as it reads.
+fn document(
+    kind: &'static crate::documents::kinds::Kind,
+    id: String,
+    workspace_id: String,
+    body: &impl serde::Serialize,
+    created_at: i64,
+    updated_at: i64,
+) -> ApiResult<Rendered> {
+    Ok(Rendered {
+        entity: kind.key,
+        entity_type: kind.entity_type,
+        record: v2_text(
+            kind.entity_type,
+            &id,
+            body,
+            &format_ms(created_at),
+            &format_ms(updated_at),
+        )?,
+        entity_id: id,
+        feed: FeedName::Workspaces,
+        workspace_id: Some(workspace_id),
+    })
+}
 
 /// The envelope `type` of a catalog item (the service documents name none).
 pub const CATALOG_ITEM_TYPE: &str = "svc.hub.catalogItem";

@@ -161,23 +161,15 @@ pub fn list(
     user: &Principal,
     query: &ListQuery,
 ) -> rusqlite::Result<(i64, Vec<Workspace>)> {
-    let mut params: Vec<SqlValue> = Vec::new();
-    let mut condition = String::from("1 = 1");
-    if !user.is_admin {
-        condition.push_str(&format!(
-            " AND EXISTS (SELECT 1 FROM organizations o WHERE o.audience = ? \
-             AND o.id IN ({MEMBER_CLIENT}, {MEMBER_VENDOR}))"
-        ));
-        params.push(SqlValue::Text(user.tenant.clone()));
-    }
-    fetch_page(
+    page(
         conn,
-        SELECT,
-        "FROM workspaces w",
-        &condition,
-        params,
+        user,
         query,
-        from_row,
+        "1 = 1",
+        &format!(
+            "EXISTS (SELECT 1 FROM organizations o WHERE o.audience = ? \
+             AND o.id IN ({MEMBER_CLIENT}, {MEMBER_VENDOR}))"
+        ),
     )
 }
 
@@ -188,12 +180,30 @@ pub fn invitations(
     user: &Principal,
     query: &ListQuery,
 ) -> rusqlite::Result<(i64, Vec<Workspace>)> {
+    page(
+        conn,
+        user,
+        query,
+        "w.state = 'pending'",
+        &format!("({INVITED_PENDING}) IN (SELECT id FROM organizations WHERE audience = ?)"),
+    )
+}
+
+/// One page of workspaces matching `condition`, and for a caller who is not
+/// an administrator also `of_tenant` (which takes the caller's tenant as its
+/// one parameter).
+fn page(
+    conn: &Connection,
+    user: &Principal,
+    query: &ListQuery,
+    condition: &str,
+    of_tenant: &str,
+) -> rusqlite::Result<(i64, Vec<Workspace>)> {
     let mut params: Vec<SqlValue> = Vec::new();
-    let mut condition = String::from("w.state = 'pending'");
+    let mut condition = condition.to_string();
     if !user.is_admin {
-        condition.push_str(&format!(
-            " AND ({INVITED_PENDING}) IN (SELECT id FROM organizations WHERE audience = ?)"
-        ));
+        condition.push_str(" AND ");
+        condition.push_str(of_tenant);
         params.push(SqlValue::Text(user.tenant.clone()));
     }
     fetch_page(
