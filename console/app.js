@@ -815,35 +815,68 @@ const PAGE = 25;
 
 async function workspacesView(view, query, alive) {
   const page = Math.max(1, Number(query.get('page')) || 1);
-  const { data, total } = await api.get('/workspaces', { limit: PAGE, offset: (page - 1) * PAGE }, { withTotal: true });
-  const org = await organizationLabels(data.flatMap((w) => [w.body.parties?.client?.id, w.body.parties?.vendor?.id]));
+  const listOf = () => api.get('/workspaces', { limit: PAGE, offset: (page - 1) * PAGE }, { withTotal: true });
+  const [list, invitations] = await Promise.all([listOf(), api.get('/v2/invitations', { limit: INVITATIONS }, { withTotal: true })]);
+  const parties = (envelopes) => envelopes.flatMap((w) => [w.body.parties?.client?.id, w.body.parties?.vendor?.id]);
+  const org = await organizationLabels([...parties(list.data), ...parties(invitations.data)]);
   if (!alive()) return;
-  const pages = Math.max(1, Math.ceil(total / PAGE));
-  const rows = data.map((w) => {
-    const href = `#/workspaces/${encodeURIComponent(w.id)}`;
+
+  const workspacesCard = ({ data, total }, org) => {
+    const pages = Math.max(1, Math.ceil(total / PAGE));
+    const rows = data.map((w) => {
+      const href = `#/workspaces/${encodeURIComponent(w.id)}`;
+      return h(
+        'tr',
+        { class: 'row-link', on: { click: (e) => e.target.closest('a') || go(href) } },
+        h('td', {}, h('a', { href }, w.body.description || h('em', {}, 'No description')), stateMark(w.body.state)),
+        h('td', {}, org(w.body.parties?.client?.id), partyRef(w.body.parties?.client)),
+        h('td', {}, org(w.body.parties?.vendor?.id), partyRef(w.body.parties?.vendor)),
+        h('td', { class: 'mono muted', title: w.id }, shortId(w.id)),
+      );
+    });
     return h(
-      'tr',
-      { class: 'row-link', on: { click: (e) => e.target.closest('a') || go(href) } },
-      h('td', {}, h('a', { href }, w.body.description || h('em', {}, 'No description')), stateMark(w.body.state)),
-      h('td', {}, org(w.body.parties?.client?.id), partyRef(w.body.parties?.client)),
-      h('td', {}, org(w.body.parties?.vendor?.id), partyRef(w.body.parties?.vendor)),
-      h('td', { class: 'mono muted', title: w.id }, shortId(w.id)),
+      'div',
+      { class: 'card results' },
+      h('div', { class: 'results-head' }, h('p', { class: 'results-count' }, total ? `${total} workspace${total === 1 ? '' : 's'}` : 'No workspaces yet.'), pager(page, pages, (n) => hashWith('#/workspaces', { page: n === 1 ? '' : n }))),
+      data.length ? table(['Description', 'Client', 'Vendor', 'Id'], rows, { label: 'Workspaces' }) : null,
     );
-  });
+  };
+  let card = workspacesCard(list, org);
+
+  // After an answer both lists are read again; after a refusal (answered
+  // meanwhile, or withdrawn) only the workspaces, so the refusal stays in place.
+  const reloadWorkspaces = async () => {
+    const fresh = await listOf();
+    const names = await organizationLabels(parties(fresh.data));
+    if (!alive()) return;
+    const next = workspacesCard(fresh, names);
+    card.replaceWith(next);
+    card = next;
+  };
+  const answered = async (text) => {
+    await workspacesView(view, query, alive);
+    if (!alive()) return;
+    notice(text);
+    // Focus stays in the list: on the next invitation, else on the page's title.
+    (view.querySelector('.invitation button') ?? view.querySelector('h1'))?.focus();
+  };
+
   view.replaceChildren(
     pageHeader('Workspaces', {
       subtitle: 'The inspection workspaces your account can see.',
       actions: [h('a', { class: 'button button-primary', href: '#/workspaces/new' }, 'New workspace')],
     }),
-    ...workspaceInvitations(),
-    h(
-      'div',
-      { class: 'card results' },
-      h('div', { class: 'results-head' }, h('p', { class: 'results-count' }, total ? `${total} workspace${total === 1 ? '' : 's'}` : 'No workspaces yet.'), pager(page, pages, (n) => hashWith('#/workspaces', { page: n === 1 ? '' : n }))),
-      data.length ? table(['Description', 'Client', 'Vendor', 'Id'], rows, { label: 'Workspaces' }) : null,
-    ),
+    ...workspaceInvitations(invitations, org, { answered, refused: () => reloadWorkspaces().catch((err) => showError(err)) }),
+    card,
   );
 }
+
+/** A workspace's state as its page says it. */
+const STATE_TEXTS = {
+  active: 'active',
+  pending: 'invitation pending: jobs can be recorded once the other party accepts',
+  declined: 'invitation declined: the other party refused this workspace; no jobs can be recorded in it',
+};
 
 /** A workspace that is not active yet (its invitation pending) or declined. */
 function stateMark(state) {
@@ -918,11 +951,13 @@ async function workspaceView(view, workspaceId, query, alive) {
   );
   const pages = Math.max(1, Math.ceil(jobs.total / PAGE));
   const p = workspace.body.parties ?? {};
+  const state = workspace.body.state ?? 'active';
+  const active = state === 'active';
   view.replaceChildren(
     pageHeader(workspace.body.description || 'Workspace', {
       crumbs: [['Workspaces', '#/workspaces'], [workspace.body.description || shortId(workspaceId)]],
       actions: [
-        h('a', { class: 'button button-primary', href: `#/workspaces/${encodeURIComponent(workspaceId)}/jobs/new` }, 'New job'),
+        active ? h('a', { class: 'button button-primary', href: `#/workspaces/${encodeURIComponent(workspaceId)}/jobs/new` }, 'New job') : null,
         h('a', { class: 'button', href: `#/workspaces/${encodeURIComponent(workspaceId)}/edit` }, 'Edit description'),
         deleteWorkspaceButton(workspaceId, workspace.body.description),
       ],
@@ -933,7 +968,7 @@ async function workspaceView(view, workspaceId, query, alive) {
       definitionList([
         ['Client', [org(p.client?.id), partyRef(p.client)]],
         ['Vendor', [org(p.vendor?.id), partyRef(p.vendor)]],
-        ['State', workspace.body.state ?? 'active'],
+        ['State', STATE_TEXTS[state] ?? state],
         ['Workspace id', h('span', { class: 'mono' }, workspaceId)],
       ]),
     ),
@@ -2770,13 +2805,87 @@ async function workspaceFormView(view, workspaceId, alive) {
   if (creating) await Promise.all([suggest(mine, 'organizations-mine'), suggest(other, 'organizations-other')]);
 }
 
+// ---------------------------------------------------------------------------
+// Invitations: workspaces another tenant created naming an organization of
+// yours as the other party. Until its tenant accepts, such a workspace is seen
+// by the invited tenant only in `GET /v2/invitations`.
+
+/** How many invitations the workspaces page lists (the rest are counted). */
+const INVITATIONS = 100;
+
 /**
- * Invitations to workspaces (accept, decline): the API has none yet. When it
- * does, this answers the elements of the section that lists them on the
- * workspaces page (none until then).
+ * The elements of the invitations section of the workspaces page (none when
+ * there is no invitation): each invitation with its description, parties and
+ * date, and Accept and Decline (after a confirmation naming the workspace).
+ * `answered(text)` reads the lists again after an answer; a refusal is shown
+ * on the invitation it concerns, and `refused()` reads the workspaces again
+ * (the invitation may have been answered meanwhile by a colleague).
  */
-function workspaceInvitations() {
-  return [];
+function workspaceInvitations({ data, total }, org, { answered, refused }) {
+  if (!data.length) return [];
+  const items = data.map((w) => invitationItem(w, org, { answered, refused }));
+  const more = total > data.length ? h('p', { class: 'muted small' }, `Showing the ${data.length} newest of ${total} invitations; answer these to see the others.`) : null;
+  return [
+    h(
+      'section',
+      { class: 'card invitations', 'aria-labelledby': 'invitations-title' },
+      h('h2', { id: 'invitations-title' }, `Invitations (${total})`),
+      h(
+        'p',
+        { class: 'field-hint' },
+        'Another company created these workspaces naming one of your organizations as a party. Accept to work in one (it joins your workspaces); decline to refuse it for good. Until you answer, only the inviter sees it and no job can be recorded in it.',
+      ),
+      h('ul', { class: 'invitation-list', 'aria-label': 'Invitations' }, items),
+      more,
+    ),
+  ];
+}
+
+/** One invitation of the list, with its actions and the place of their outcome. */
+function invitationItem(w, org, { answered, refused }) {
+  const name = w.body.description || `workspace ${shortId(w.id)}`;
+  const titleId = `invitation-${w.id}`;
+  const p = w.body.parties ?? {};
+  const status = h('div', { class: 'invitation-status' });
+  const accept = h('button', { type: 'button', class: 'button button-primary', 'aria-describedby': titleId }, 'Accept');
+  const decline = h('button', { type: 'button', class: 'button button-danger', 'aria-describedby': titleId }, 'Decline');
+  const ACTIONS = {
+    accept: { button: accept, doing: 'Accepting', done: `You accepted the invitation to “${name}”: it is now one of your workspaces.`, failed: 'The invitation was not accepted' },
+    decline: { button: decline, doing: 'Declining', done: `You declined the invitation to “${name}”.`, failed: 'The invitation was not declined' },
+  };
+  const answer = async (action) => {
+    const what = ACTIONS[action];
+    if (action === 'decline' && !window.confirm(`Decline the invitation to the workspace “${name}”? This cannot be undone: to work together after all, the inviter has to create a new workspace.`)) return;
+    clearMessages();
+    accept.disabled = decline.disabled = true;
+    status.replaceChildren(h('p', { class: 'muted small', role: 'status' }, `${what.doing} the invitation…`));
+    try {
+      await api.request('POST', `/v2/workspaces/${encodeURIComponent(w.id)}/${action}`);
+    } catch (err) {
+      if (err?.sessionEnded) return;
+      accept.disabled = decline.disabled = false;
+      status.replaceChildren(errorMessage(err, isNetwork(err) ? 'Not answered: the server could not be reached' : what.failed));
+      what.button.focus();
+      // Answered or withdrawn meanwhile: the workspaces may have changed.
+      if (err instanceof ApiError && (err.status === 409 || err.status === 404)) refused();
+      return;
+    }
+    await answered(what.done).catch((err) => showError(err));
+  };
+  accept.addEventListener('click', () => answer('accept'));
+  decline.addEventListener('click', () => answer('decline'));
+  return h(
+    'li',
+    { class: 'invitation', 'aria-labelledby': titleId, data: { id: w.id } },
+    h('h3', { id: titleId }, name),
+    definitionList([
+      ['Client', [org(p.client?.id), partyRef(p.client)]],
+      ['Vendor', [org(p.vendor?.id), partyRef(p.vendor)]],
+      ['Received', fmt.dateTime(w.created_at)],
+    ]),
+    h('div', { class: 'form-actions' }, accept, decline),
+    status,
+  );
 }
 
 // ---------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 // Starts the real quayside binary on 127.0.0.1:0 with a fresh data file, and a
 // small JSON client to seed it through the HTTP API.
 
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -20,7 +20,7 @@ export function binary() {
 
 /**
  * Starts `quayside serve` on a fresh data file in a temporary directory.
- * Answers `{base, dir, log, stop()}`.
+ * Answers `{base, dir, log, logText(), addUser(name, password, extra), stop()}`.
  */
 export async function startServer() {
   const bin = binary();
@@ -28,7 +28,8 @@ export async function startServer() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'quayside-e2e-'));
   const log = path.join(dir, 'server.log');
   const logFd = fs.openSync(log, 'a');
-  const child = spawn(bin, ['serve', '--listen', '127.0.0.1:0', '--data', path.join(dir, 'e2e.db')], {
+  const data = path.join(dir, 'e2e.db');
+  const child = spawn(bin, ['serve', '--listen', '127.0.0.1:0', '--data', data], {
     env: { ...process.env, QUAYSIDE_ADMIN_PASSWORD: ADMIN_PASSWORD, QUAYSIDE_PBKDF2_ITERATIONS: '1000' },
     stdio: ['ignore', 'pipe', logFd],
   });
@@ -53,6 +54,16 @@ export async function startServer() {
     dir,
     log,
     logText: () => fs.readFileSync(log, 'utf8'),
+    /**
+     * Adds an account with the command line, as an operator does while the
+     * server runs: a new tenant, or with `--tenant-of NAME` a colleague of NAME.
+     */
+    addUser(name, password, extra = []) {
+      const env = { ...process.env, QUAYSIDE_PBKDF2_ITERATIONS: '1000' };
+      delete env.QUAYSIDE_PASSWORD;
+      delete env.QUAYSIDE_DATA;
+      return execFileSync(bin, ['user', 'add', name, ...extra, '--data', data], { env, input: `${password}\n`, encoding: 'utf8' });
+    },
     async stop() {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
       const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
