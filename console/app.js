@@ -2335,11 +2335,19 @@ function documentForm(kindName, doc, ctx, { fixed = {}, title }) {
     actions.el,
   ]);
   const notes = catalogNotes(form, ctx.names);
+  offerDraft(form, ctx, keeper, grids, notes);
+  return form;
+}
+
+/**
+ * The end of every document editor: the draft kept for this record offered
+ * back (or, when asked, restored), then the catalog notes brought up to date.
+ */
+function offerDraft(form, ctx, keeper, grids, notes) {
   const offer = ctx.restore ? null : keeper.offer(notes.refresh);
   if (offer) form.prepend(offer);
   else if (ctx.restore && drafts.load(ctx.draftKey)) restoreSnapshot(form, grids, drafts.load(ctx.draftKey));
   notes.refresh();
-  return form;
 }
 
 /**
@@ -2489,10 +2497,7 @@ function documentRows(kindName, key, docs, ctx, { title }) {
     actions.el,
   ]);
   const notes = catalogNotes(form, ctx.names);
-  const offer = ctx.restore ? null : keeper.offer(notes.refresh);
-  if (offer) form.prepend(offer);
-  else if (ctx.restore && drafts.load(ctx.draftKey)) restoreSnapshot(form, grids, drafts.load(ctx.draftKey));
-  notes.refresh();
+  offerDraft(form, ctx, keeper, grids, notes);
   return form;
 }
 
