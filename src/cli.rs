@@ -313,8 +313,7 @@ fn serve(data: &Path, log_level: LevelFilter, args: ServeArgs) -> CliResult {
             args.max_page_count,
             Arc::new(crate::changes::Capture::default()),
         )?;
-        let listener = tokio::net::TcpListener::bind(args.listen)
-            .await
+        let listener = crate::http::server::bind(args.listen)
             .map_err(|e| format!("cannot listen on {}: {e}", args.listen))?;
         let address = listener.local_addr().map_err(|e| e.to_string())?;
         // Tests and scripts read this line to learn the port when --listen ends in :0.

@@ -5,11 +5,14 @@
 //! buffers of thousands of connections) inside its arenas, for reuse: the
 //! process's RSS stays at the burst's peak long after it ended. So whatever
 //! ends a piece of work that held memory (a connection, an upload) calls
-//! [`released`], and [`run`] looks every [`TRIM_EVERY`]: when something was
-//! released since its last look, it calls `malloc_trim(0)`, which gives every
-//! whole free page of every arena back to the kernel. A server under a steady
-//! load (keep-alive clients) releases nothing and is never trimmed; after a
-//! burst, one trim costs a few milliseconds on a blocking thread.
+//! [`released`], and [`run`] looks every [`TRIM_EVERY`]: once releases have
+//! stopped for a whole period after some were made (the burst is over), it
+//! calls `malloc_trim(0)`, which gives every whole free page of every arena
+//! back to the kernel. Not during the burst: a trim takes the arenas' locks
+//! while it walks them, and would hold up the requests still being served.
+//! A server under a steady load (keep-alive clients) releases nothing and is
+//! never trimmed; after a burst, one trim costs a few milliseconds on a
+//! blocking thread.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -63,6 +66,7 @@ pub fn trim() {
 /// turns true.
 pub async fn run(mut closing: tokio::sync::watch::Receiver<bool>) {
     let mut seen = RELEASED.load(Ordering::Relaxed);
+    let mut trimmed = seen;
     loop {
         tokio::select! {
             () = tokio::time::sleep(TRIM_EVERY) => {}
@@ -72,10 +76,14 @@ pub async fn run(mut closing: tokio::sync::watch::Receiver<bool>) {
             return;
         }
         let now = RELEASED.load(Ordering::Relaxed);
-        if now == seen {
+        if now != seen {
+            // Still releasing: the burst goes on.
+            seen = now;
             continue;
         }
-        seen = now;
-        let _ = tokio::task::spawn_blocking(trim).await;
+        if now != trimmed {
+            trimmed = now;
+            let _ = tokio::task::spawn_blocking(trim).await;
+        }
     }
 }

@@ -73,11 +73,35 @@ const HEALTH_PATH: &str = "/healthz";
 /// is what every stalled upload and idle connection could keep.
 const READ_BUFFER_MAX: usize = 64 * 1024;
 
+/// Connections asked to give way and not yet closed, at most: the listener
+/// accepts no more until they have gone, so a flood of new connections is
+/// taken in at the pace the old ones close, and never holds more than the
+/// cap and this many descriptors.
+const EVICTING_MAX: usize = 64;
+
 /// A failing `accept` is logged at most this often, with the count.
 const ACCEPT_WARN_EVERY: Duration = Duration::from_secs(10);
 
 /// Pause after a failed `accept`.
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(10);
+
+/// Connections the kernel completes and queues for `accept` (capped by
+/// `net.core.somaxconn`). The standard library's 128 overflows under a burst
+/// of connections, and each connection refused there waits a second for its
+/// client's retry: a new client's `/healthz` took 1.2 s during a flood.
+const LISTEN_BACKLOG: u32 = 4096;
+
+/// A listener on `address` with a backlog of [`LISTEN_BACKLOG`].
+pub fn bind(address: SocketAddr) -> std::io::Result<TcpListener> {
+    let socket = if address.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()?
+    } else {
+        tokio::net::TcpSocket::new_v6()?
+    };
+    socket.set_reuseaddr(true)?;
+    socket.bind(address)?;
+    socket.listen(LISTEN_BACKLOG)
+}
 
 /// Serves until `shutdown` resolves, then waits at most `limits.grace` for
 /// requests in flight.
@@ -103,6 +127,10 @@ pub async fn serve<H, Fut>(
     let mut failures = Throttle::new(ACCEPT_WARN_EVERY);
     tokio::pin!(shutdown);
     loop {
+        tokio::select! {
+            () = connections.settled() => {}
+            () = &mut shutdown => break,
+        }
         let (stream, remote) = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok(pair) => pair,
@@ -168,8 +196,10 @@ struct Connection {
 
 impl Connection {
     /// Serves requests until the client closes, the watchdog finds it idle,
-    /// or it is asked to close (evicted, or shutdown): then it closes once
-    /// the request in flight, if any, is answered.
+    /// or it is asked to close (evicted, or shutdown): then it closes at once
+    /// when idle (hyper's own graceful shutdown would wait for the first
+    /// request of a connection that never sent one), or once the request in
+    /// flight is answered.
     async fn serve<H, Fut>(
         mut self,
         handler: Arc<H>,
@@ -213,14 +243,19 @@ impl Connection {
                     break;
                 }
                 () = self.activity.evicted.notified(), if !closing => {
-                    log::debug!("closing {remote}: its place went to a new connection");
-                    if self.activity.busy.load(Ordering::Acquire) > 0 {
-                        self.connections.still_working(self.id);
+                    if self.activity.busy.load(Ordering::Acquire) == 0 {
+                        log::debug!("closed {remote}: its place went to a new connection");
+                        break;
                     }
+                    // A request began since it was picked: it is answered first.
+                    self.connections.still_working(self.id);
                     connection.as_mut().graceful_shutdown();
                     closing = true;
                 }
                 _ = self.stop.changed(), if !closing => {
+                    if self.activity.busy.load(Ordering::Acquire) == 0 {
+                        break;
+                    }
                     connection.as_mut().graceful_shutdown();
                     closing = true;
                 }
@@ -240,6 +275,8 @@ struct Connections {
     shedding: Arc<AtomicUsize>,
     /// Signalled when the last connection ends.
     empty: Notify,
+    /// Signalled when a connection asked to give way has gone.
+    gone: Notify,
 }
 
 /// The connections and how many of them were asked to give way.
@@ -289,6 +326,19 @@ impl Connections {
             next_id: AtomicU64::new(0),
             shedding: Arc::new(AtomicUsize::new(0)),
             empty: Notify::new(),
+            gone: Notify::new(),
+        }
+    }
+
+    /// Resolves while fewer than [`EVICTING_MAX`] connections asked to give
+    /// way are still open.
+    async fn settled(&self) {
+        loop {
+            let gone = self.gone.notified();
+            if self.lock().evicting < EVICTING_MAX {
+                return;
+            }
+            gone.await;
         }
     }
 
@@ -323,6 +373,7 @@ impl Connections {
         if let Some(activity) = open.all.get(&id) {
             if activity.evicting.swap(false, Ordering::Relaxed) {
                 open.evicting -= 1;
+                self.gone.notify_waiters();
             }
         }
     }
@@ -332,6 +383,7 @@ impl Connections {
         if let Some(activity) = open.all.remove(&id) {
             if activity.evicting.load(Ordering::Relaxed) {
                 open.evicting -= 1;
+                self.gone.notify_waiters();
             }
         }
         if open.all.is_empty() {
