@@ -217,24 +217,26 @@ impl Connection {
             let access = access.clone();
             let activity = tracked.clone();
             activity.begin();
-            async move {
+            // Boxed: the connection can then be taken apart when it ends.
+            Box::pin(async move {
                 let response =
                     handle(&*handler, req, remote, limits.body_timeout, &access, None).await;
                 Ok::<_, std::convert::Infallible>(response.map(|body| Tracked {
                     body,
                     activity: Some(activity),
                 }))
-            }
+            })
         });
-        let connection = builder.serve_connection(TokioIo::new(self.stream), service);
-        tokio::pin!(connection);
+        let mut connection = builder.serve_connection(TokioIo::new(self.stream), service);
         let header_timeout = limits.header_timeout;
         let mut closing = false;
+        let mut answered = false;
         loop {
             tokio::select! {
-                ended = connection.as_mut() => {
-                    if let Err(err) = ended {
-                        log::debug!("connection from {remote} ended: {err}");
+                ended = std::future::poll_fn(|cx| connection.poll_without_shutdown(cx)) => {
+                    match ended {
+                        Ok(()) => answered = true,
+                        Err(err) => log::debug!("connection from {remote} ended: {err}"),
                     }
                     break;
                 }
@@ -249,22 +251,54 @@ impl Connection {
                     }
                     // A request began since it was picked: it is answered first.
                     self.connections.still_working(self.id);
-                    connection.as_mut().graceful_shutdown();
+                    Pin::new(&mut connection).graceful_shutdown();
                     closing = true;
                 }
                 _ = self.stop.changed(), if !closing => {
                     if self.activity.busy.load(Ordering::Acquire) == 0 {
                         break;
                     }
-                    connection.as_mut().graceful_shutdown();
+                    Pin::new(&mut connection).graceful_shutdown();
                     closing = true;
                 }
             }
+        }
+        if answered {
+            linger(connection.into_parts().io.into_inner()).await;
         }
         self.connections.remove(self.id);
         crate::memory::released();
     }
 }
+
+/// After the last answer: the write side is closed, and what the client
+/// still sends is read and thrown away for a moment before the socket is
+/// closed. Closed with unread bytes, the socket would reset the connection,
+/// and a client still sending a body that was answered early (a 400 on an
+/// upload's part headers, a 503) could lose the answer with it.
+async fn linger(mut stream: TcpStream) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    if stream.shutdown().await.is_err() {
+        return;
+    }
+    let mut buffer = vec![0u8; 16 * 1024];
+    let mut left = LINGER_BYTES;
+    let deadline = tokio::time::sleep(LINGER);
+    tokio::pin!(deadline);
+    while left > 0 {
+        tokio::select! {
+            read = stream.read(&mut buffer) => match read {
+                Ok(0) | Err(_) => return,
+                Ok(n) => left = left.saturating_sub(n),
+            },
+            () = &mut deadline => return,
+        }
+    }
+}
+
+/// How long, and how many bytes, [`linger`] reads at most.
+const LINGER: Duration = Duration::from_secs(2);
+const LINGER_BYTES: usize = 16 * 1024 * 1024;
 
 /// The connections being served, for the cap and for shutdown.
 struct Connections {
