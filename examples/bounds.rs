@@ -225,30 +225,20 @@ fn peek(socket: &mut TcpStream) -> Result<Option<String>, ()> {
     seen
 }
 
-fn stalled_uploads(server: &Server, count: usize, verdicts: &mut Vec<(String, bool)>) {
-    println!(
-        "== {count} stalled uploads ({} KiB each, then silence)",
-        STALLED_BYTES / 1024
-    );
-    // A few whole uploads first: the allocator and SQLite's caches warm.
-    for _ in 0..3 {
-        assert_eq!(server.upload(4 * 1024 * 1024), 201, "warm-up upload");
-    }
-    std::thread::sleep(Duration::from_secs(3));
-    let baseline = server.rss();
-    println!("baseline RSS {baseline:.1} MiB");
-    let started = Instant::now();
+/// Opens `count` uploads that stall after [`STALLED_BYTES`]; the sockets, and
+/// the highest RSS seen while they were sent.
+fn stall(server: &Server, count: usize) -> (Vec<TcpStream>, f64) {
     let head = server.upload_head(64 * 1024 * 1024);
     let bytes = vec![b's'; STALLED_BYTES];
     let mut sockets = Vec::with_capacity(count);
-    let mut peak = baseline;
+    let mut peak = server.rss();
     for n in 0..count {
         let Ok(mut socket) = TcpStream::connect_timeout(&server.address, Duration::from_secs(5))
         else {
             continue;
         };
         socket.set_write_timeout(Some(Duration::from_secs(10))).ok();
-        // A refused upload is answered and closed: the writes then fail.
+        // A refused upload is answered and closed: the writes may then fail.
         let _ = socket
             .write_all(head.as_bytes())
             .and_then(|()| socket.write_all(&bytes));
@@ -257,9 +247,36 @@ fn stalled_uploads(server: &Server, count: usize, verdicts: &mut Vec<(String, bo
             peak = peak.max(server.rss());
         }
     }
+    (sockets, peak)
+}
+
+fn stalled_uploads(server: &Server, count: usize, verdicts: &mut Vec<(String, bool)>) {
+    println!(
+        "== {count} stalled uploads ({} KiB each, then silence)",
+        STALLED_BYTES / 1024
+    );
+    // The baseline is a server that has worked: a few whole uploads, and a
+    // first, smaller wave of the same, so that the caches that stay (SQLite's
+    // page cache, the runtime's) are at their size before it is read.
+    for _ in 0..3 {
+        assert_eq!(server.upload(4 * 1024 * 1024), 201, "warm-up upload");
+    }
+    let (warm_up, _) = stall(server, count / 10);
+    std::thread::sleep(Duration::from_secs(3));
+    drop(warm_up);
+    std::thread::sleep(Duration::from_secs(6));
+    let baseline = server.rss();
+    println!(
+        "baseline RSS {baseline:.1} MiB (after 3 uploads and a wave of {})",
+        count / 10
+    );
+    let started = Instant::now();
+    let (mut sockets, mut peak) = stall(server, count);
     // Held for a few seconds: the stalled uploads' partial chunks are
-    // written out after a second's pause.
-    for _ in 0..12 {
+    // written out after a second's pause, the refused uploads' connections
+    // close (after at most 2 s of lingering), and the server trims once
+    // nothing has ended for a second.
+    for _ in 0..24 {
         std::thread::sleep(Duration::from_millis(250));
         peak = peak.max(server.rss());
     }
@@ -297,6 +314,9 @@ fn stalled_uploads(server: &Server, count: usize, verdicts: &mut Vec<(String, bo
         std::thread::sleep(Duration::from_millis(250));
         after = server.rss();
         if after <= baseline * 1.10 {
+            // Settled: read again a little later.
+            std::thread::sleep(Duration::from_secs(2));
+            after = server.rss();
             break;
         }
     }

@@ -281,7 +281,7 @@ async fn linger(mut stream: TcpStream) {
     if stream.shutdown().await.is_err() {
         return;
     }
-    let mut buffer = vec![0u8; 16 * 1024];
+    let mut buffer = vec![0u8; 8 * 1024];
     let mut left = LINGER_BYTES;
     let deadline = tokio::time::sleep(LINGER);
     tokio::pin!(deadline);
