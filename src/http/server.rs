@@ -692,7 +692,49 @@ pub fn redact_secrets(target: &str, also: &[String]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::redact_secrets;
+    use super::{Activity, Connections, Duration, Instant, Ordering, Throttle, redact_secrets};
+    use std::sync::Arc;
+
+    #[test]
+    fn a_repeated_warning_passes_once_per_period_with_the_count_held_back() {
+        let mut throttle = Throttle::new(Duration::from_secs(3600));
+        assert_eq!(throttle.ready(), Some(0));
+        for _ in 0..5 {
+            assert_eq!(throttle.ready(), None);
+        }
+        throttle.last = Some(Instant::now() - Duration::from_secs(3601));
+        assert_eq!(throttle.ready(), Some(5));
+        assert_eq!(throttle.ready(), None);
+    }
+
+    #[test]
+    fn connections_that_never_made_a_request_give_way_first_and_working_ones_never() {
+        let epoch = Instant::now();
+        let connections = Connections::new(3);
+        let activity = |requests: u64, idle_since: u64, busy: usize| {
+            let a = Arc::new(Activity::new(epoch));
+            a.requests.store(requests, Ordering::Relaxed);
+            a.idle_since_ms.store(idle_since, Ordering::Relaxed);
+            a.busy.store(busy, Ordering::Relaxed);
+            a
+        };
+        let established = activity(4, 10, 0);
+        let fresh = activity(0, 50, 0);
+        let working = activity(1, 0, 1);
+        for a in [&established, &fresh, &working] {
+            assert!(connections.admit(a).is_some());
+        }
+        // Full: the connection that never made a request goes, though it is
+        // the youngest.
+        assert!(connections.admit(&activity(0, 60, 1)).is_some());
+        assert!(fresh.evicting.load(Ordering::Relaxed));
+        assert!(!established.evicting.load(Ordering::Relaxed));
+        // Then the established one, idle; never the working ones.
+        assert!(connections.admit(&activity(0, 70, 1)).is_some());
+        assert!(established.evicting.load(Ordering::Relaxed));
+        assert!(connections.admit(&activity(0, 80, 0)).is_none());
+        assert!(!working.evicting.load(Ordering::Relaxed));
+    }
 
     #[test]
     fn api_key_never_survives_redaction() {
