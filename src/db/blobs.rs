@@ -160,8 +160,11 @@ impl BlobWriter {
         self.provisional
             .db
             .write(move |conn| {
+                // `||` makes text of its operands; the cast keeps the bytes a
+                // BLOB (lengths in bytes, the type `check` sums).
                 let sql = if append {
-                    "UPDATE blob_chunks SET data = data || ?3 WHERE blob_id = ?1 AND seq = ?2"
+                    "UPDATE blob_chunks SET data = CAST(data || ?3 AS BLOB) \
+                     WHERE blob_id = ?1 AND seq = ?2"
                 } else {
                     "INSERT INTO blob_chunks (blob_id, seq, data) VALUES (?1, ?2, ?3)"
                 };

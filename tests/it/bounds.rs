@@ -358,3 +358,58 @@ fn aborted_uploads_leave_no_free_pages_once_vacuumed_and_the_file_shrinks_back()
         "{on_disk} bytes, {before} pages before"
     );
 }
+
+#[test]
+fn a_paused_upload_holds_no_chunk_and_is_stored_byte_for_byte() {
+    let fx = Fixture::new(&[]);
+    // No `\r`: multer holds back what may begin a boundary.
+    let data: Vec<u8> = (0..1_500_000u32)
+        .map(|i| match (i * 7 % 251) as u8 {
+            b'\r' => 0,
+            byte => byte,
+        })
+        .collect();
+    let tail = format!("\r\n--{BOUNDARY}--\r\n");
+    let part_head = format!(
+        "--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"file\"; \
+         filename=\"paused.bin\"\r\n\r\n"
+    );
+    let declared = part_head.len() + data.len() + tail.len();
+    let mut socket = fx.stalled_upload(0, declared);
+    let stored = "SELECT coalesce(sum(length(c.data)), 0) FROM blob_chunks c \
+                  JOIN blobs b ON b.id = c.blob_id WHERE b.complete = 0";
+    // Each pause writes out what the upload holds: within a chunk, then
+    // across the end of the first one (its row completed by an append).
+    for (from, to) in [(0, 600_000), (600_000, 1_200_000)] {
+        socket.write_all(&data[from..to]).unwrap();
+        fx.wait_for("the paused upload written out", stored, |n| n == to as i64);
+    }
+    socket.write_all(&data[1_200_000..]).unwrap();
+    socket.write_all(tail.as_bytes()).unwrap();
+    let answer = read_answer(&mut socket);
+    assert_eq!(answer.status, 201, "{}", answer.body);
+    let created: serde_json::Value = serde_json::from_str(&answer.body).unwrap();
+    assert_eq!(created["body"]["size"], data.len());
+    let id = created["id"].as_str().unwrap();
+    let content = fx
+        .server
+        .get(&format!("{}/{id}/content", fx.files), &fx.key);
+    assert_eq!(content.status, 200);
+    assert!(content.body == data, "the stored bytes differ");
+    // Two chunk rows, bytes: a whole one and the rest.
+    assert_eq!(fx.count("SELECT count(*) FROM blob_chunks"), 2);
+    assert_eq!(
+        fx.count("SELECT count(*) FROM blob_chunks WHERE typeof(data) = 'blob'"),
+        2
+    );
+    assert_eq!(
+        fx.count("SELECT length(data) FROM blob_chunks WHERE seq = 0"),
+        1_048_576
+    );
+    let check = fx.server.cli(&["check"], None);
+    assert!(
+        check.status.success(),
+        "{}",
+        String::from_utf8_lossy(&check.stdout)
+    );
+}
