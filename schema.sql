@@ -2,6 +2,10 @@
 --
 -- A new file gets exactly this; an older file is brought here by the steps in
 -- src/db/migrate.rs. The version lives in PRAGMA user_version, set by the migrator.
+-- Since version 6 every file is in incremental auto-vacuum mode
+-- (PRAGMA auto_vacuum = INCREMENTAL), which the migrator sets with a VACUUM
+-- right after creating or migrating the schema: the mode cannot be chosen
+-- inside the schema's transaction (nor, in WAL mode, before it).
 -- Timestamps are INTEGER milliseconds since the Unix epoch (UTC); the API renders
 -- them as RFC 3339 with milliseconds.
 

@@ -39,6 +39,9 @@ pub struct Settings {
     pub pbkdf2_iterations: u32,
     /// Largest upload body (files and attachments).
     pub max_upload_bytes: u64,
+    /// Uploads in progress at once; one more is answered 503 before its body
+    /// is read (`--max-uploads`).
+    pub max_uploads: usize,
     /// A live change stream sends a comment at least this often, and checks
     /// the caller's session as often.
     pub changes_heartbeat: Duration,
@@ -62,12 +65,30 @@ impl Default for Settings {
             session_max: Duration::from_secs(7 * 24 * 3600),
             pbkdf2_iterations: crate::auth::password::DEFAULT_ITERATIONS,
             max_upload_bytes: 256 * 1024 * 1024,
+            max_uploads: DEFAULT_MAX_UPLOADS,
             changes_heartbeat: Duration::from_secs(15),
             webhook_allow_private: false,
             cors: None,
             serve_active_content: false,
             access_log: false,
         }
+    }
+}
+
+/// Uploads in progress at once, by default. Each holds a connection, a
+/// writer turn per MiB and, paused, at most what arrives in a second.
+pub const DEFAULT_MAX_UPLOADS: usize = 32;
+
+/// Seconds a client is asked to wait before trying an upload again when all
+/// upload slots are in use.
+pub const UPLOAD_RETRY_AFTER_SECS: u64 = 5;
+
+/// A slot of [`Settings::max_uploads`], held for the whole upload.
+pub struct UploadSlot(#[allow(dead_code)] tokio::sync::OwnedSemaphorePermit);
+
+impl Drop for UploadSlot {
+    fn drop(&mut self) {
+        crate::memory::released();
     }
 }
 
@@ -292,6 +313,20 @@ impl Ctx {
         async move { write?.await }
     }
 
+    /// One of the server's upload slots, or 503 `busy` with `Retry-After`
+    /// when all are in use: taken before an upload's body is read.
+    pub fn upload_slot(&self) -> ApiResult<UploadSlot> {
+        self.app
+            .uploads
+            .clone()
+            .try_acquire_owned()
+            .map(UploadSlot)
+            .map_err(|_| ApiError::Busy {
+                limit: format!("{} uploads at once", self.app.settings.max_uploads),
+                retry_after_secs: UPLOAD_RETRY_AFTER_SECS,
+            })
+    }
+
     /// A new blob, written chunk by chunk through the writer (uploads).
     pub async fn blob_writer(&self) -> ApiResult<BlobWriter> {
         BlobWriter::create(&self.app.db).await
@@ -421,6 +456,8 @@ pub struct App {
     pub sessions: SessionCheck,
     /// Rendered answers kept until the next commit (see [`crate::db::cache`]).
     pub reads: ReadCache,
+    /// The upload slots (see [`Ctx::upload_slot`]).
+    uploads: Arc<tokio::sync::Semaphore>,
     router: Router<Endpoint>,
     /// True once shutdown began: live streams end, long-polls answer.
     closing: tokio::sync::watch::Sender<bool>,
@@ -434,12 +471,14 @@ impl App {
             router.add(endpoint.method, endpoint.pattern, endpoint);
         }
         let limits = SessionLimits::new(settings.session_idle, settings.session_max);
+        let uploads = Arc::new(tokio::sync::Semaphore::new(settings.max_uploads.max(1)));
         Arc::new(App {
             sessions: SessionCheck::new(db.clone(), limits),
             db,
             settings,
             lockout: Lockout::default(),
             reads: ReadCache::new(crate::db::cache::DEFAULT_BUDGET_BYTES),
+            uploads,
             router,
             closing: tokio::sync::watch::channel(false).0,
         })

@@ -15,6 +15,13 @@ use crate::error::BoxError;
 use crate::http::client::{Client, ClientOptions};
 use crate::{clock, db};
 
+/// Connections served at once, by default (`--max-connections`).
+const DEFAULT_MAX_CONNECTIONS: usize = 4096;
+
+/// Descriptors kept for everything but connections: the data file's
+/// connections (three files each), the logs, the runtime's own.
+const DESCRIPTOR_RESERVE: usize = 128;
+
 /// What a command answers: an error is printed with its whole source chain
 /// (`cannot open x.db: unable to open database file: ...`) and exits 1.
 type CliResult = Result<(), BoxError>;
@@ -87,6 +94,20 @@ struct ServeArgs {
     /// Largest upload, in MiB.
     #[arg(long, default_value_t = 256)]
     max_upload_mb: u64,
+    /// Uploads in progress at once; one more is answered 503 with Retry-After
+    /// before its body is read.
+    #[arg(long, default_value_t = crate::app::DEFAULT_MAX_UPLOADS)]
+    max_uploads: usize,
+    /// Connections served at once. Beyond them a new connection takes the
+    /// place of the one idle the longest; when none is idle, it is answered
+    /// 503 with Retry-After (`/healthz` still answers). Lowered to fit the
+    /// process's descriptor limit.
+    #[arg(long, default_value_t = DEFAULT_MAX_CONNECTIONS)]
+    max_connections: usize,
+    /// Milliseconds between looks at the data file's free pages (given back
+    /// to the file system in the background when there are many).
+    #[arg(long, hide = true, default_value_t = 10_000)]
+    vacuum_every_ms: u64,
     /// Read connections in the pool.
     #[arg(long, default_value_t = 8)]
     readers: u32,
@@ -249,6 +270,7 @@ fn serve(data: &Path, log_level: LevelFilter, args: ServeArgs) -> CliResult {
         session_max: Duration::from_secs(args.session_max_secs.max(1)),
         pbkdf2_iterations: args.pbkdf2_iterations,
         max_upload_bytes: args.max_upload_mb.max(1) * 1024 * 1024,
+        max_uploads: args.max_uploads.max(1),
         changes_heartbeat: Duration::from_millis(args.changes_heartbeat_ms.max(1)),
         webhook_allow_private: args.webhook_allow_private,
         cors: args
@@ -263,7 +285,8 @@ fn serve(data: &Path, log_level: LevelFilter, args: ServeArgs) -> CliResult {
     };
     let access_on = settings.access_log;
     ensure_first_admin(data, settings.pbkdf2_iterations)?;
-    limit_malloc_arenas();
+    crate::memory::limit_arenas();
+    let max_connections = fit_descriptors(args.max_connections.max(1));
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .thread_name("quayside-worker")
@@ -290,8 +313,7 @@ fn serve(data: &Path, log_level: LevelFilter, args: ServeArgs) -> CliResult {
             args.max_page_count,
             Arc::new(crate::changes::Capture::default()),
         )?;
-        let listener = tokio::net::TcpListener::bind(args.listen)
-            .await
+        let listener = crate::http::server::bind(args.listen)
             .map_err(|e| format!("cannot listen on {}: {e}", args.listen))?;
         let address = listener.local_addr().map_err(|e| e.to_string())?;
         // Tests and scripts read this line to learn the port when --listen ends in :0.
@@ -305,6 +327,12 @@ fn serve(data: &Path, log_level: LevelFilter, args: ServeArgs) -> CliResult {
             Duration::from_millis(args.changes_trim_every_ms.max(1)),
             app.closing(),
         ));
+        let vacuum = tokio::spawn(db::vacuum::run(
+            database.clone(),
+            Duration::from_millis(args.vacuum_every_ms.max(1)),
+            app.closing(),
+        ));
+        let trimming = tokio::spawn(crate::memory::run(app.closing()));
         let deliveries = tokio::spawn(crate::webhooks::deliver::run(
             database.clone(),
             webhooks,
@@ -342,6 +370,7 @@ fn serve(data: &Path, log_level: LevelFilter, args: ServeArgs) -> CliResult {
                 header_timeout: Duration::from_secs(args.header_timeout_secs.max(1)),
                 grace: Duration::from_secs(args.shutdown_grace_secs),
                 body_timeout: Duration::from_secs(args.body_timeout_secs.max(1)),
+                max_connections,
             },
             access.clone(),
         )
@@ -350,6 +379,8 @@ fn serve(data: &Path, log_level: LevelFilter, args: ServeArgs) -> CliResult {
         access.finish();
         app.shut_down();
         let _ = retention.await;
+        let _ = vacuum.await;
+        let _ = trimming.await;
         if let Err(err) = deliveries.await {
             log::error!("the webhook worker ended abnormally: {err}");
         }
@@ -362,24 +393,65 @@ fn serve(data: &Path, log_level: LevelFilter, args: ServeArgs) -> CliResult {
     })
 }
 
-/// glibc gives every thread that allocates its own arena (up to 8 per core),
-/// and freed memory stays in them. Eight arenas keep the async workers from
-/// queueing on one allocator lock (two cost 15% of the read throughput) while
-/// bounding the footprint: 38 MiB peak with 16 concurrent 64 MiB downloads.
-/// (A fixed mmap threshold saved a few MiB more but made uploads 1.8x slower.)
-fn limit_malloc_arenas() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    {
-        const M_ARENA_MAX: i32 = -8;
-        unsafe extern "C" {
-            fn mallopt(param: i32, value: i32) -> i32;
-        }
-        // SAFETY: mallopt only adjusts allocator settings; called once, before
-        // any other thread exists.
-        unsafe {
-            mallopt(M_ARENA_MAX, 8);
-        }
+/// The connection cap that fits the descriptor limit: the soft limit is
+/// raised to the hard one first (systemd's default soft limit is 1,024), and
+/// the cap lowered, with a warning, when it would leave too few descriptors
+/// for the data file, the logs and the shedder's reserve.
+fn fit_descriptors(wanted: usize) -> usize {
+    let Some(limit) = raise_descriptor_limit() else {
+        return wanted;
+    };
+    let room = limit
+        .saturating_sub((DESCRIPTOR_RESERVE + crate::http::server::SHED_RESERVE) as u64)
+        .max(16) as usize;
+    if wanted > room {
+        log::warn!(
+            "--max-connections {wanted} lowered to {room}: the descriptor limit is {limit} \
+             (raise it, e.g. LimitNOFILE= in the systemd unit, to serve more)"
+        );
+        return room;
     }
+    wanted
+}
+
+/// Raises the soft limit of open descriptors to the hard limit; answers the
+/// soft limit in force (None where it cannot be read).
+fn raise_descriptor_limit() -> Option<u64> {
+    #[cfg(target_os = "linux")]
+    {
+        #[repr(C)]
+        struct Rlimit {
+            current: u64,
+            max: u64,
+        }
+        const RLIMIT_NOFILE: i32 = 7;
+        unsafe extern "C" {
+            fn getrlimit(resource: i32, limit: *mut Rlimit) -> i32;
+            fn setrlimit(resource: i32, limit: *const Rlimit) -> i32;
+        }
+        let mut limit = Rlimit { current: 0, max: 0 };
+        // SAFETY: both calls only read or write the struct passed, which
+        // has the kernel's layout (two 64-bit values on Linux).
+        unsafe {
+            if getrlimit(RLIMIT_NOFILE, &mut limit) != 0 {
+                return None;
+            }
+            if limit.current < limit.max {
+                let raised = Rlimit {
+                    current: limit.max,
+                    max: limit.max,
+                };
+                // Refused under a seccomp filter (the unit denies @resources):
+                // the soft limit stays, and so does the unit's LimitNOFILE.
+                if setrlimit(RLIMIT_NOFILE, &raised) == 0 {
+                    limit.current = limit.max;
+                }
+            }
+        }
+        Some(limit.current)
+    }
+    #[cfg(not(target_os = "linux"))]
+    None
 }
 
 /// SIGHUP: the access log reopens its file (after logrotate moved it).

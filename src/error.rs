@@ -51,6 +51,12 @@ pub enum ApiError {
     StorageFull,
     /// 503: the server is shutting down or its writer is gone.
     Unavailable(String),
+    /// 503: a bounded resource is in full use (`limit`: "32 uploads at
+    /// once"); the client tries again after `retry_after_secs`.
+    Busy {
+        limit: String,
+        retry_after_secs: u64,
+    },
     /// 500: a bug or an environment failure; the detail (the original error,
     /// with its sources) is logged, never sent.
     Internal(BoxError),
@@ -177,7 +183,7 @@ impl ApiError {
             ApiError::RangeNotSatisfiable { .. } => 416,
             ApiError::TooManyRequests { .. } => 429,
             ApiError::Internal(_) => 500,
-            ApiError::Unavailable(_) => 503,
+            ApiError::Unavailable(_) | ApiError::Busy { .. } => 503,
             ApiError::StorageFull => 507,
         }
     }
@@ -196,6 +202,7 @@ impl ApiError {
             ApiError::TooManyRequests { .. } => "too_many_requests",
             ApiError::StorageFull => "insufficient_storage",
             ApiError::Unavailable(_) => "unavailable",
+            ApiError::Busy { .. } => "busy",
             ApiError::Internal(_) => "internal_error",
         }
     }
@@ -237,6 +244,13 @@ impl ApiError {
             ApiError::StorageFull => {
                 "The server's storage is full; nothing was written. Reads still work.".into()
             }
+            ApiError::Busy {
+                limit,
+                retry_after_secs,
+            } => format!(
+                "The server is serving its limit of {limit}; try again in {retry_after_secs} \
+                 seconds"
+            ),
             ApiError::Internal(_) => "Internal server error".into(),
         }
     }
@@ -373,6 +387,20 @@ mod tests {
         assert_eq!(with_field["error"]["field"], "latitudeDeg");
         let without = ApiError::not_found("No port with that code").body();
         assert!(without["error"].get("field").is_none());
+    }
+
+    #[test]
+    fn busy_is_a_503_that_names_its_limit() {
+        let err = ApiError::Busy {
+            limit: "2 uploads at once".into(),
+            retry_after_secs: 5,
+        };
+        assert_eq!((err.status(), err.code()), (503, "busy"));
+        assert!(
+            err.message().contains("2 uploads at once"),
+            "{}",
+            err.message()
+        );
     }
 
     #[test]

@@ -19,6 +19,7 @@ pub mod ids;
 mod invariants;
 pub mod listing;
 pub mod locations;
+pub mod memory;
 pub mod openapi;
 pub mod organizations;
 pub mod routes;

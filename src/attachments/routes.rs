@@ -326,25 +326,43 @@ fn references(ctx: &Ctx, view: View) -> ApiResult<References> {
     Ok(refs)
 }
 
-/// Streams one `file` part into a new blob.
-async fn store_part(ctx: &Ctx, part: &mut Part) -> ApiResult<blobs::WrittenBlob> {
+/// How long an upload may pause before what it holds of its current chunk is
+/// written to the chunk's row and its memory freed (see [`blobs::BlobWriter`]):
+/// a stalled upload then holds no chunk in memory. An upload that keeps
+/// pausing costs at most one append of up to a chunk per pause.
+const SPILL_AFTER: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Streams one `file` part into a new blob, not recorded yet.
+async fn store_part(
+    ctx: &Ctx,
+    part: &mut Part,
+) -> ApiResult<(blobs::WrittenBlob, blobs::Provisional)> {
     let mut writer = ctx.blob_writer().await?;
-    loop {
-        match part.chunk().await {
-            Ok(Some(bytes)) => {
-                if let Err(err) = writer.write(bytes).await {
-                    writer.abort().await;
-                    return Err(err);
-                }
-            }
-            Ok(None) => break,
-            Err(err) => {
-                writer.abort().await;
-                return Err(err);
-            }
+    match stream_into(part, &mut writer).await {
+        Ok(()) => writer.finish().await,
+        Err(err) => {
+            writer.abort().await;
+            Err(err)
         }
     }
-    writer.finish().await
+}
+
+async fn stream_into(part: &mut Part, writer: &mut blobs::BlobWriter) -> ApiResult<()> {
+    loop {
+        // A part's next piece is taken up again after a pause: the wait
+        // keeps no state of its own (multer's field holds it).
+        let next = match tokio::time::timeout(SPILL_AFTER, part.chunk()).await {
+            Ok(next) => next?,
+            Err(_paused) => {
+                writer.spill().await?;
+                part.chunk().await?
+            }
+        };
+        match next {
+            Some(bytes) => writer.write(bytes).await?,
+            None => return Ok(()),
+        }
+    }
 }
 
 /// `POST`: `multipart/form-data` with one part named `file`. The bytes stream
@@ -352,6 +370,8 @@ async fn store_part(ctx: &Ctx, part: &mut Part) -> ApiResult<blobs::WrittenBlob>
 pub async fn upload(mut ctx: Ctx, view: View) -> ApiResult<Response> {
     let target = target(&ctx, view);
     let refs = references(&ctx, view)?;
+    // Held until the answer: beyond the limit, 503 before any byte is read.
+    let _slot = ctx.upload_slot()?;
     // Fail fast, before reading any bytes, when the document is not there.
     {
         let target = target.clone();
@@ -360,12 +380,12 @@ pub async fn upload(mut ctx: Ctx, view: View) -> ApiResult<Response> {
     }
     let limit = ctx.app.settings.max_upload_bytes;
     let mut multipart = ctx.req.multipart(limit).await?;
-    let mut stored: Option<(blobs::WrittenBlob, String, String)> = None;
+    let mut stored: Option<(blobs::WrittenBlob, blobs::Provisional, String, String)> = None;
     while let Some(mut part) = multipart.next_part().await? {
         let name = part.name().unwrap_or("").to_string();
         if name != "file" || stored.is_some() {
-            if let Some((blob, _, _)) = stored.take() {
-                discard(&ctx, &blob.id).await;
+            if let Some((_, provisional, _, _)) = stored.take() {
+                provisional.discard().await;
             }
             return Err(ApiError::invalid(
                 name.clone(),
@@ -383,13 +403,12 @@ pub async fn upload(mut ctx: Ctx, view: View) -> ApiResult<Response> {
             .to_string();
         check_file_name(&caption)?;
         let format = media_type(part.content_type().as_deref(), &caption);
-        let blob = store_part(&ctx, &mut part).await?;
-        stored = Some((blob, caption, format));
+        let (blob, provisional) = store_part(&ctx, &mut part).await?;
+        stored = Some((blob, provisional, caption, format));
     }
-    let Some((blob, caption, format)) = stored else {
+    let Some((blob, provisional, caption, format)) = stored else {
         return Err(crate::validate::missing("file"));
     };
-    let blob_id = blob.id.clone();
     let recorded = ctx
         .write_in(move |conn, scope| {
             // Checked again: the workspace or document may have gone meanwhile.
@@ -416,18 +435,14 @@ pub async fn upload(mut ctx: Ctx, view: View) -> ApiResult<Response> {
         })
         .await;
     match recorded {
-        Ok(attachment) => Ok(Response::json(201, &view.render(&attachment))),
+        Ok(attachment) => {
+            provisional.keep();
+            Ok(Response::json(201, &view.render(&attachment)))
+        }
         Err(err) => {
-            discard(&ctx, &blob_id).await;
+            provisional.discard().await;
             Err(err)
         }
-    }
-}
-
-async fn discard(ctx: &Ctx, blob_id: &str) {
-    let id = blob_id.to_string();
-    if let Err(err) = ctx.write(move |conn| Ok(blobs::delete(conn, &id)?)).await {
-        log::warn!("could not remove an unused upload (swept at next start): {err}");
     }
 }
 

@@ -4,7 +4,8 @@
 //! Uploading appends chunk after chunk through the writer (one short write
 //! each, so a slow client never holds the writer), and the blob counts only
 //! once its owner marks it complete in the same transaction that records the
-//! attachment. Downloading reads each piece with SQLite's incremental blob I/O
+//! attachment; until then it is [`Provisional`], deleted if the upload fails
+//! or is dropped. Downloading reads each piece with SQLite's incremental blob I/O
 //! on a pooled reader and hands it to the response through a small channel, so
 //! memory stays flat whatever the file size.
 
@@ -34,12 +35,63 @@ pub struct WrittenBlob {
     pub sha256: String,
 }
 
-/// Appends an upload's bytes to a new blob, chunk by chunk.
-pub struct BlobWriter {
+/// A blob that is not recorded yet: unless [`Provisional::keep`] is called
+/// (its record committed), it is deleted, also when the upload is dropped
+/// halfway (the client went away and the connection with it), so an aborted
+/// upload's chunks are freed at once, not at the next start.
+pub struct Provisional {
     db: Db,
+    id: Option<String>,
+}
+
+impl Provisional {
+    /// The blob is recorded: keep it.
+    pub fn keep(mut self) {
+        self.id = None;
+    }
+
+    /// Deletes the blob now and waits for it.
+    pub async fn discard(mut self) {
+        if let Some(id) = self.id.take() {
+            remove(self.db.clone(), id).await;
+        }
+    }
+}
+
+impl Drop for Provisional {
+    fn drop(&mut self) {
+        let Some(id) = self.id.take() else {
+            return;
+        };
+        // Dropped without an answer (the request's future went away): the
+        // delete runs on its own. Outside a runtime, the start-up sweep has it.
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(remove(self.db.clone(), id));
+        }
+    }
+}
+
+async fn remove(db: Db, id: String) {
+    if let Err(err) = db.write(move |conn| Ok(delete(conn, &id)?)).await {
+        log::warn!("could not remove an unfinished upload (swept at next start): {err}");
+    }
+}
+
+/// Appends an upload's bytes to a new blob, chunk by chunk.
+///
+/// A chunk row is written when its 1 MiB is in, in one write. An upload that
+/// pauses for [`BlobWriter::spill`] (its caller decides when: see
+/// `attachments::routes`) has the part of the chunk it holds appended to the
+/// chunk's row, and its buffer freed: a stalled upload holds no chunk in
+/// memory, only what arrives between two spills.
+pub struct BlobWriter {
     id: String,
+    provisional: Provisional,
     next_seq: i64,
+    /// Bytes of chunk `next_seq` not written yet.
     buffer: BytesMut,
+    /// Bytes of chunk `next_seq` already in its row (spilled).
+    stored: usize,
     size: u64,
     digest: Context,
 }
@@ -55,10 +107,14 @@ impl BlobWriter {
         })
         .await?;
         Ok(BlobWriter {
-            db: db.clone(),
+            provisional: Provisional {
+                db: db.clone(),
+                id: Some(id.clone()),
+            },
             id,
             next_seq: 0,
-            buffer: BytesMut::with_capacity(CHUNK_SIZE),
+            buffer: BytesMut::new(),
+            stored: 0,
             size: 0,
             digest: Context::new(&SHA256),
         })
@@ -72,53 +128,69 @@ impl BlobWriter {
         self.digest.update(&data);
         self.size += data.len() as u64;
         while !data.is_empty() {
-            let room = CHUNK_SIZE - self.buffer.len();
+            let room = CHUNK_SIZE - self.stored - self.buffer.len();
             let take = room.min(data.len());
             self.buffer.extend_from_slice(&data.split_to(take));
-            if self.buffer.len() == CHUNK_SIZE {
-                self.flush().await?;
+            if self.stored + self.buffer.len() == CHUNK_SIZE {
+                self.store().await?;
+                self.next_seq += 1;
+                self.stored = 0;
             }
         }
         Ok(())
     }
 
-    async fn flush(&mut self) -> ApiResult<()> {
-        if self.buffer.is_empty() {
-            return Ok(());
-        }
-        let chunk =
-            std::mem::replace(&mut self.buffer, BytesMut::with_capacity(CHUNK_SIZE)).freeze();
-        let (id, seq) = (self.id.clone(), self.next_seq);
-        self.db
-            .write(move |conn| {
-                conn.prepare_cached(
-                    "INSERT INTO blob_chunks (blob_id, seq, data) VALUES (?1, ?2, ?3)",
-                )?
-                .execute(params![id, seq, chunk.as_ref()])?;
-                Ok(())
-            })
-            .await?;
-        self.next_seq += 1;
+    /// Writes what the chunk holds in memory to its row (appending to what an
+    /// earlier spill stored) and frees the buffer.
+    pub async fn spill(&mut self) -> ApiResult<()> {
+        let held = self.buffer.len();
+        self.store().await?;
+        self.stored += held;
         Ok(())
     }
 
-    /// Stores what is still buffered; the blob is then whole but not yet complete.
-    pub async fn finish(mut self) -> ApiResult<WrittenBlob> {
-        self.flush().await?;
+    /// Writes the buffer to chunk `next_seq`'s row, a new row or appended to
+    /// the one a spill began; the buffer's memory is released.
+    async fn store(&mut self) -> ApiResult<()> {
+        if self.buffer.is_empty() {
+            return Ok(());
+        }
+        let piece = std::mem::take(&mut self.buffer).freeze();
+        let (id, seq, append) = (self.id.clone(), self.next_seq, self.stored > 0);
+        self.provisional
+            .db
+            .write(move |conn| {
+                // `||` makes text of its operands; the cast keeps the bytes a
+                // BLOB (lengths in bytes, the type `check` sums).
+                let sql = if append {
+                    "UPDATE blob_chunks SET data = CAST(data || ?3 AS BLOB) \
+                     WHERE blob_id = ?1 AND seq = ?2"
+                } else {
+                    "INSERT INTO blob_chunks (blob_id, seq, data) VALUES (?1, ?2, ?3)"
+                };
+                conn.prepare_cached(sql)?
+                    .execute(params![id, seq, piece.as_ref()])?;
+                Ok(())
+            })
+            .await
+    }
+
+    /// Stores what is still buffered; the blob is then whole but not yet
+    /// complete, and deleted unless the caller keeps it ([`Provisional`]).
+    pub async fn finish(mut self) -> ApiResult<(WrittenBlob, Provisional)> {
+        self.store().await?;
         let sha256 = hex(self.digest.clone().finish().as_ref());
-        Ok(WrittenBlob {
+        let written = WrittenBlob {
             id: self.id.clone(),
             size: self.size,
             sha256,
-        })
+        };
+        Ok((written, self.provisional))
     }
 
     /// Throws the partial blob away (the upload failed).
     pub async fn abort(self) {
-        let id = self.id.clone();
-        if let Err(err) = self.db.write(move |conn| Ok(delete(conn, &id)?)).await {
-            log::warn!("could not remove an abandoned upload (swept at next start): {err}");
-        }
+        self.provisional.discard().await;
     }
 }
 

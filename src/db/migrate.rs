@@ -1,6 +1,14 @@
 //! Schema versions. `schema.sql` is the whole current schema; a new file gets
 //! it in one go. A file made by an older binary is brought forward by the steps
 //! below, all in one transaction; a file made by a newer binary is refused.
+//!
+//! Version 6 is a file in incremental auto-vacuum mode (free pages can be
+//! handed back to the file system by `PRAGMA incremental_vacuum`, see
+//! [`super::vacuum`]). That mode can only be chosen before the first table
+//! exists or by rebuilding the file with `VACUUM`, which cannot run inside a
+//! transaction: so after the schema transaction, a file not yet in that mode
+//! (a new one too: WAL mode has already written its first page) is rebuilt
+//! once ([`ensure_incremental_vacuum`]).
 
 use rusqlite::{Connection, TransactionBehavior};
 
@@ -9,7 +17,7 @@ pub const SCHEMA: &str = include_str!("../../schema.sql");
 
 /// The version `schema.sql` describes. Raise it with every schema change and add
 /// the step that takes version `CURRENT_VERSION - 1` to it.
-pub const CURRENT_VERSION: i64 = 5;
+pub const CURRENT_VERSION: i64 = 6;
 
 /// Step `i` takes a file from version `i + 1` to `i + 2`.
 const STEPS: &[&str] = &[
@@ -17,6 +25,7 @@ const STEPS: &[&str] = &[
     include_str!("migrations/0003_changes.sql"),
     include_str!("migrations/0004_webhooks.sql"),
     include_str!("migrations/0005_consent.sql"),
+    include_str!("migrations/0006_auto_vacuum.sql"),
 ];
 
 const _: () = assert!(STEPS.len() as i64 == CURRENT_VERSION - 1);
@@ -40,6 +49,8 @@ pub enum MigrateError {
     Newer { found: i64 },
     /// The file is an SQLite database, but not a Quayside data file.
     Foreign,
+    /// The one-time rebuild into incremental auto-vacuum mode failed.
+    Vacuum(rusqlite::Error),
 }
 
 impl std::fmt::Display for MigrateError {
@@ -56,6 +67,10 @@ impl std::fmt::Display for MigrateError {
                 "this file holds an SQLite database that is not a Quayside data file \
                  (it has tables but no Quayside schema version)",
             ),
+            MigrateError::Vacuum(_) => f.write_str(
+                "cannot rebuild the data file in incremental auto-vacuum mode (VACUUM needs \
+                 free disk space as large as the file, and no other process using it)",
+            ),
         }
     }
 }
@@ -63,14 +78,52 @@ impl std::fmt::Display for MigrateError {
 impl std::error::Error for MigrateError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            MigrateError::Sql { source, .. } | MigrateError::Step { source, .. } => Some(source),
+            MigrateError::Sql { source, .. }
+            | MigrateError::Step { source, .. }
+            | MigrateError::Vacuum(source) => Some(source),
             MigrateError::Newer { .. } | MigrateError::Foreign => None,
         }
     }
 }
 
-/// Creates or upgrades the schema, all in one transaction.
+/// Creates or upgrades the schema, all in one transaction; then puts the file
+/// in incremental auto-vacuum mode if it is not yet (version 6).
 pub fn migrate(conn: &mut Connection) -> Result<(), MigrateError> {
+    migrate_schema(conn)?;
+    ensure_incremental_vacuum(conn)
+}
+
+/// `PRAGMA auto_vacuum` of a file in incremental mode.
+const INCREMENTAL: i64 = 2;
+
+/// Rebuilds the file in incremental auto-vacuum mode unless it is already in
+/// it: once per file (a new file costs nothing; an old one is copied whole).
+/// Checked on every open, so a rebuild cut short by a crash is simply redone.
+pub fn ensure_incremental_vacuum(conn: &Connection) -> Result<(), MigrateError> {
+    let mode: i64 = conn
+        .query_row("PRAGMA auto_vacuum", [], |row| row.get(0))
+        .map_err(|source| MigrateError::Sql {
+            what: "read the auto-vacuum mode",
+            source,
+        })?;
+    if mode == INCREMENTAL {
+        return Ok(());
+    }
+    let pages: i64 = conn
+        .query_row("PRAGMA page_count", [], |row| row.get(0))
+        .unwrap_or(0);
+    if pages > 64 {
+        log::info!(
+            "rebuilding the data file ({pages} pages) in incremental auto-vacuum mode; \
+             this happens once"
+        );
+    }
+    conn.execute_batch("PRAGMA auto_vacuum = INCREMENTAL; VACUUM;")
+        .map_err(MigrateError::Vacuum)
+}
+
+/// The schema steps, in one transaction.
+fn migrate_schema(conn: &mut Connection) -> Result<(), MigrateError> {
     let sql = |what: &'static str| move |source| MigrateError::Sql { what, source };
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
@@ -145,6 +198,51 @@ mod tests {
         };
         assert_eq!(schema(&old), schema(&new));
         assert_eq!(schema_version(&old).unwrap(), CURRENT_VERSION);
+        for conn in [&old, &new] {
+            assert_eq!(auto_vacuum(conn), INCREMENTAL);
+        }
+    }
+
+    fn auto_vacuum(conn: &Connection) -> i64 {
+        conn.query_row("PRAGMA auto_vacuum", [], |r| r.get(0))
+            .unwrap()
+    }
+
+    /// Version 6: a file of version 5, with its rows and without auto-vacuum,
+    /// is rebuilt once in incremental mode; its rows stay, and the pages a
+    /// delete frees can then be handed back.
+    #[test]
+    fn a_version_5_file_is_rebuilt_in_incremental_auto_vacuum_mode() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v5.db");
+        let mut conn = crate::db::open_connection(&path).unwrap();
+        conn.execute_batch(include_str!("../../tests/fixtures/schema-v1.sql"))
+            .unwrap();
+        for step in &STEPS[..4] {
+            conn.execute_batch(step).unwrap();
+        }
+        conn.pragma_update(None, "user_version", 5).unwrap();
+        conn.execute_batch(
+            "INSERT INTO blobs (id, created_at) VALUES ('b', 1);
+             INSERT INTO blob_chunks (blob_id, seq, data) VALUES ('b', 0, zeroblob(1048576));",
+        )
+        .unwrap();
+        assert_eq!(auto_vacuum(&conn), 0);
+        migrate(&mut conn).unwrap();
+        assert_eq!(schema_version(&conn).unwrap(), CURRENT_VERSION);
+        assert_eq!(auto_vacuum(&conn), INCREMENTAL);
+        let stored: i64 = conn
+            .query_row("SELECT length(data) FROM blob_chunks", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(stored, 1048576);
+        conn.execute_batch("DELETE FROM blobs").unwrap();
+        crate::db::vacuum::give_back(&conn, 1_000_000).unwrap();
+        let free: i64 = conn
+            .query_row("PRAGMA freelist_count", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(free, 0);
+        // Opening again changes nothing.
+        migrate(&mut conn).unwrap();
     }
 
     /// Party consent (version 5) leaves the workspaces of a version 4 file as

@@ -12,6 +12,7 @@ pub mod checkpoint;
 mod error;
 pub mod migrate;
 pub mod stamp;
+pub mod vacuum;
 pub mod writer;
 
 pub use error::StoreError;

@@ -7,12 +7,23 @@
 //! closed: that cuts off slow-loris clients that trickle header bytes, and idle
 //! keep-alive connections. One watchdog timer per connection does this; hyper's
 //! own header timeout would arm and cancel a timer on every request.
+//!
+//! At most `max_connections` connections are served at once ([`Connections`]).
+//! A new connection beyond them takes the place of the one idle the longest
+//! (connections that never made a request go first, so established clients
+//! keep theirs), which is closed; when every connection is working on a
+//! request, the new one is answered by the shedder: `/healthz` as usual,
+//! anything else 503 `busy` with `Retry-After` and `Connection: close`,
+//! within a second, at most [`SHED_RESERVE`] at a time (beyond them it is
+//! closed unanswered). So a flood of idle connections never takes the
+//! descriptors, and `/healthz` and working clients stay served.
 
+use std::collections::HashMap;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
@@ -22,12 +33,13 @@ use hyper::body::{Body, Frame, Incoming, SizeHint};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
-use hyper_util::server::graceful::GracefulShutdown;
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{Notify, watch};
 
 use super::access_log::AccessLog;
 use super::request::{Method, Request};
 use super::response::{Response, ResponseBody};
+use crate::error::ApiError;
 
 /// How the listener treats connections.
 #[derive(Clone, Copy, Debug)]
@@ -39,6 +51,56 @@ pub struct Limits {
     pub grace: Duration,
     /// Longest wait for the next piece of a request body (408 after it).
     pub body_timeout: Duration,
+    /// Connections served at once (`--max-connections`).
+    pub max_connections: usize,
+}
+
+/// Connections beyond `max_connections` answered at once by the shedder
+/// (`/healthz`, or 503); descriptors to keep free for them.
+pub const SHED_RESERVE: usize = 64;
+
+/// How long the shedder waits for a shed connection's request.
+const SHED_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// `Retry-After` of a shed connection's 503.
+const SHED_RETRY_AFTER_SECS: u64 = 1;
+
+/// The one route a shed connection is still answered on: the liveness probe.
+const HEALTH_PATH: &str = "/healthz";
+
+/// Largest read buffer of a connection: request headers must fit in it, and a
+/// body is read through it a piece at a time. hyper's default (about 400 KiB)
+/// is what every stalled upload and idle connection could keep.
+const READ_BUFFER_MAX: usize = 64 * 1024;
+
+/// Connections asked to give way and not yet closed, at most: the listener
+/// accepts no more until they have gone, so a flood of new connections is
+/// taken in at the pace the old ones close, and never holds more than the
+/// cap and this many descriptors.
+const EVICTING_MAX: usize = 64;
+
+/// A failing `accept` is logged at most this often, with the count.
+const ACCEPT_WARN_EVERY: Duration = Duration::from_secs(10);
+
+/// Pause after a failed `accept`.
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(10);
+
+/// Connections the kernel completes and queues for `accept` (capped by
+/// `net.core.somaxconn`). The standard library's 128 overflows under a burst
+/// of connections, and each connection refused there waits a second for its
+/// client's retry: a new client's `/healthz` took 1.2 s during a flood.
+const LISTEN_BACKLOG: u32 = 4096;
+
+/// A listener on `address` with a backlog of [`LISTEN_BACKLOG`].
+pub fn bind(address: SocketAddr) -> std::io::Result<TcpListener> {
+    let socket = if address.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()?
+    } else {
+        tokio::net::TcpSocket::new_v6()?
+    };
+    socket.set_reuseaddr(true)?;
+    socket.bind(address)?;
+    socket.listen(LISTEN_BACKLOG)
 }
 
 /// Serves until `shutdown` resolves, then waits at most `limits.grace` for
@@ -54,64 +116,402 @@ pub async fn serve<H, Fut>(
     Fut: Future<Output = Response> + Send + 'static,
 {
     let handler = Arc::new(handler);
-    let graceful = GracefulShutdown::new();
+    let (stopping, stop) = watch::channel(false);
+    let connections = Arc::new(Connections::new(limits.max_connections));
     let mut builder = http1::Builder::new();
-    builder.header_read_timeout(None).keep_alive(true);
+    builder
+        .header_read_timeout(None)
+        .keep_alive(true)
+        .max_buf_size(READ_BUFFER_MAX);
     let epoch = Instant::now();
+    let mut failures = Throttle::new(ACCEPT_WARN_EVERY);
     tokio::pin!(shutdown);
     loop {
+        tokio::select! {
+            () = connections.settled() => {}
+            () = &mut shutdown => break,
+        }
         let (stream, remote) = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok(pair) => pair,
                 Err(err) => {
-                    // Out of file descriptors and the like: back off, keep serving.
-                    log::warn!("accept failed: {err}");
-                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    // Out of descriptors (the cap leaves a reserve, but other
+                    // processes' or the system's limit may bite): free one.
+                    if matches!(err.raw_os_error(), Some(23 | 24)) {
+                        connections.evict_one();
+                    }
+                    if let Some(missed) = failures.ready() {
+                        log::warn!("accept failed: {err} ({missed} more failures not logged)");
+                    }
+                    tokio::time::sleep(ACCEPT_BACKOFF).await;
                     continue;
                 }
             },
             () = &mut shutdown => break,
         };
         let _ = stream.set_nodelay(true);
-        let handler = handler.clone();
-        let access = access.clone();
-        let body_timeout = limits.body_timeout;
         let activity = Arc::new(Activity::new(epoch));
-        let tracked = activity.clone();
+        let Some(id) = connections.admit(&activity) else {
+            connections.shed(
+                stream,
+                remote,
+                handler.clone(),
+                access.clone(),
+                &builder,
+                limits,
+            );
+            continue;
+        };
+        let connection = Connection {
+            id,
+            stream,
+            remote,
+            activity,
+            connections: connections.clone(),
+            stop: stop.clone(),
+        };
+        tokio::spawn(connection.serve(handler.clone(), access.clone(), builder.clone(), limits));
+    }
+    drop(listener);
+    log::info!("stopped accepting; waiting for requests in flight");
+    stopping.send_replace(true);
+    let grace = limits.grace;
+    if tokio::time::timeout(grace, connections.drained())
+        .await
+        .is_err()
+    {
+        log::warn!("requests still in flight after {grace:?}; closing them");
+    }
+}
+
+/// One admitted connection.
+struct Connection {
+    id: u64,
+    stream: TcpStream,
+    remote: SocketAddr,
+    activity: Arc<Activity>,
+    connections: Arc<Connections>,
+    stop: watch::Receiver<bool>,
+}
+
+impl Connection {
+    /// Serves requests until the client closes, the watchdog finds it idle,
+    /// or it is asked to close (evicted, or shutdown): then it closes at once
+    /// when idle (hyper's own graceful shutdown would wait for the first
+    /// request of a connection that never sent one), or once the request in
+    /// flight is answered.
+    async fn serve<H, Fut>(
+        mut self,
+        handler: Arc<H>,
+        access: AccessLog,
+        builder: http1::Builder,
+        limits: Limits,
+    ) where
+        H: Fn(Request) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Response> + Send + 'static,
+    {
+        let remote = self.remote;
+        let tracked = self.activity.clone();
         let service = service_fn(move |req: hyper::Request<Incoming>| {
             let handler = handler.clone();
             let access = access.clone();
             let activity = tracked.clone();
             activity.begin();
-            async move {
-                let response = handle(&*handler, req, remote, body_timeout, &access).await;
+            // Boxed: the connection can then be taken apart when it ends.
+            Box::pin(async move {
+                let response =
+                    handle(&*handler, req, remote, limits.body_timeout, &access, None).await;
                 Ok::<_, std::convert::Infallible>(response.map(|body| Tracked {
                     body,
                     activity: Some(activity),
                 }))
-            }
+            })
         });
-        let connection = graceful.watch(builder.serve_connection(TokioIo::new(stream), service));
+        let mut connection = builder.serve_connection(TokioIo::new(self.stream), service);
         let header_timeout = limits.header_timeout;
-        tokio::spawn(async move {
+        let mut closing = false;
+        let mut answered = false;
+        loop {
             tokio::select! {
-                ended = connection => if let Err(err) = ended {
-                    log::debug!("connection from {remote} ended: {err}");
-                },
-                () = activity.idle_for(header_timeout) => {
+                ended = std::future::poll_fn(|cx| connection.poll_without_shutdown(cx)) => {
+                    match ended {
+                        Ok(()) => answered = true,
+                        Err(err) => log::debug!("connection from {remote} ended: {err}"),
+                    }
+                    break;
+                }
+                () = self.activity.idle_for(header_timeout) => {
                     log::debug!("closed {remote}: no request within {header_timeout:?}");
+                    break;
+                }
+                () = self.activity.evicted.notified(), if !closing => {
+                    if self.activity.busy.load(Ordering::Acquire) == 0 {
+                        log::debug!("closed {remote}: its place went to a new connection");
+                        break;
+                    }
+                    // A request began since it was picked: it is answered first.
+                    self.connections.still_working(self.id);
+                    Pin::new(&mut connection).graceful_shutdown();
+                    closing = true;
+                }
+                _ = self.stop.changed(), if !closing => {
+                    if self.activity.busy.load(Ordering::Acquire) == 0 {
+                        break;
+                    }
+                    Pin::new(&mut connection).graceful_shutdown();
+                    closing = true;
                 }
             }
+        }
+        if answered {
+            linger(connection.into_parts().io.into_inner()).await;
+        }
+        self.connections.remove(self.id);
+        crate::memory::released();
+    }
+}
+
+/// After the last answer: the write side is closed, and what the client
+/// still sends is read and thrown away for a moment before the socket is
+/// closed. Closed with unread bytes, the socket would reset the connection,
+/// and a client still sending a body that was answered early (a 400 on an
+/// upload's part headers, a 503) could lose the answer with it.
+async fn linger(mut stream: TcpStream) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    if stream.shutdown().await.is_err() {
+        return;
+    }
+    let mut buffer = vec![0u8; 8 * 1024];
+    let mut left = LINGER_BYTES;
+    let deadline = tokio::time::sleep(LINGER);
+    tokio::pin!(deadline);
+    while left > 0 {
+        tokio::select! {
+            read = stream.read(&mut buffer) => match read {
+                Ok(0) | Err(_) => return,
+                Ok(n) => left = left.saturating_sub(n),
+            },
+            () = &mut deadline => return,
+        }
+    }
+}
+
+/// How long, and how many bytes, [`linger`] reads at most.
+const LINGER: Duration = Duration::from_secs(2);
+const LINGER_BYTES: usize = 16 * 1024 * 1024;
+
+/// The connections being served, for the cap and for shutdown.
+struct Connections {
+    max: usize,
+    open: Mutex<Open>,
+    next_id: AtomicU64,
+    /// Shed connections being answered.
+    shedding: Arc<AtomicUsize>,
+    /// Signalled when the last connection ends.
+    empty: Notify,
+    /// Signalled when a connection asked to give way has gone.
+    gone: Notify,
+}
+
+/// The connections and how many of them were asked to give way.
+struct Open {
+    all: HashMap<u64, Arc<Activity>>,
+    evicting: usize,
+}
+
+impl Open {
+    /// Connections that count against the cap: all but those on their way
+    /// out (idle when asked, so closing at once).
+    fn live(&self) -> usize {
+        self.all.len() - self.evicting
+    }
+
+    /// Asks the connection idle the longest to close, connections that
+    /// never made a request before any other; false when none is idle.
+    fn evict(&mut self) -> bool {
+        let victim = self
+            .all
+            .values()
+            .filter(|a| !a.evicting.load(Ordering::Relaxed) && a.busy.load(Ordering::Acquire) == 0)
+            .min_by_key(|a| {
+                (
+                    a.requests.load(Ordering::Relaxed) > 0,
+                    a.idle_since_ms.load(Ordering::Acquire),
+                )
+            });
+        let Some(victim) = victim else {
+            return false;
+        };
+        victim.evicting.store(true, Ordering::Relaxed);
+        victim.evicted.notify_one();
+        self.evicting += 1;
+        true
+    }
+}
+
+impl Connections {
+    fn new(max: usize) -> Connections {
+        Connections {
+            max: max.max(1),
+            open: Mutex::new(Open {
+                all: HashMap::new(),
+                evicting: 0,
+            }),
+            next_id: AtomicU64::new(0),
+            shedding: Arc::new(AtomicUsize::new(0)),
+            empty: Notify::new(),
+            gone: Notify::new(),
+        }
+    }
+
+    /// Resolves while fewer than [`EVICTING_MAX`] connections asked to give
+    /// way are still open.
+    async fn settled(&self) {
+        loop {
+            let gone = self.gone.notified();
+            if self.lock().evicting < EVICTING_MAX {
+                return;
+            }
+            gone.await;
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Open> {
+        self.open.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Registers a new connection, making room for it when the cap is
+    /// reached by asking idle connections to close; `None` when every
+    /// connection is working on a request.
+    fn admit(&self, activity: &Arc<Activity>) -> Option<u64> {
+        let mut open = self.lock();
+        while open.live() >= self.max {
+            if !open.evict() {
+                return None;
+            }
+        }
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        open.all.insert(id, activity.clone());
+        Some(id)
+    }
+
+    /// Asks the connection idle the longest, if any, to close.
+    fn evict_one(&self) {
+        self.lock().evict();
+    }
+
+    /// A connection asked to close had begun a request meanwhile: it
+    /// finishes it, then closes, and counts against the cap until then.
+    fn still_working(&self, id: u64) {
+        let mut open = self.lock();
+        if let Some(activity) = open.all.get(&id) {
+            if activity.evicting.swap(false, Ordering::Relaxed) {
+                open.evicting -= 1;
+                self.gone.notify_waiters();
+            }
+        }
+    }
+
+    fn remove(&self, id: u64) {
+        let mut open = self.lock();
+        if let Some(activity) = open.all.remove(&id) {
+            if activity.evicting.load(Ordering::Relaxed) {
+                open.evicting -= 1;
+                self.gone.notify_waiters();
+            }
+        }
+        if open.all.is_empty() {
+            self.empty.notify_waiters();
+        }
+    }
+
+    /// Resolves once no connection is left.
+    async fn drained(&self) {
+        loop {
+            let notified = self.empty.notified();
+            if self.lock().all.is_empty() {
+                return;
+            }
+            notified.await;
+        }
+    }
+
+    /// Answers a connection the cap has no room for (see the module's
+    /// documentation), or closes it when [`SHED_RESERVE`] are being answered.
+    fn shed<H, Fut>(
+        &self,
+        stream: TcpStream,
+        remote: SocketAddr,
+        handler: Arc<H>,
+        access: AccessLog,
+        builder: &http1::Builder,
+        limits: Limits,
+    ) where
+        H: Fn(Request) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Response> + Send + 'static,
+    {
+        let shedding = self.shedding.clone();
+        if shedding.fetch_add(1, Ordering::AcqRel) >= SHED_RESERVE {
+            shedding.fetch_sub(1, Ordering::AcqRel);
+            return;
+        }
+        let mut builder = builder.clone();
+        builder.keep_alive(false);
+        let max = self.max;
+        tokio::spawn(async move {
+            let service = service_fn(move |req: hyper::Request<Incoming>| {
+                let handler = handler.clone();
+                let access = access.clone();
+                async move {
+                    let busy = ApiError::Busy {
+                        limit: format!("{max} connections at once"),
+                        retry_after_secs: SHED_RETRY_AFTER_SECS,
+                    };
+                    let response = handle(
+                        &*handler,
+                        req,
+                        remote,
+                        limits.body_timeout,
+                        &access,
+                        Some(busy),
+                    )
+                    .await;
+                    Ok::<_, std::convert::Infallible>(response)
+                }
+            });
+            let connection = builder.serve_connection(TokioIo::new(stream), service);
+            let _ = tokio::time::timeout(SHED_TIMEOUT, connection).await;
+            shedding.fetch_sub(1, Ordering::AcqRel);
         });
     }
-    drop(listener);
-    log::info!("stopped accepting; waiting for requests in flight");
-    let grace = limits.grace;
-    if tokio::time::timeout(grace, graceful.shutdown())
-        .await
-        .is_err()
-    {
-        log::warn!("requests still in flight after {grace:?}; closing them");
+}
+
+/// Lets a repeated event through at most once per period, counting the rest.
+struct Throttle {
+    every: Duration,
+    last: Option<Instant>,
+    missed: u64,
+}
+
+impl Throttle {
+    fn new(every: Duration) -> Throttle {
+        Throttle {
+            every,
+            last: None,
+            missed: 0,
+        }
+    }
+
+    /// `Some(events held back since the last one let through)` when this one
+    /// may pass.
+    fn ready(&mut self) -> Option<u64> {
+        let now = Instant::now();
+        if self.last.is_some_and(|last| now - last < self.every) {
+            self.missed += 1;
+            return None;
+        }
+        self.last = Some(now);
+        Some(std::mem::take(&mut self.missed))
     }
 }
 
@@ -122,6 +522,12 @@ struct Activity {
     busy: AtomicUsize,
     /// When `busy` last fell to zero (or the connection opened), in ms after `epoch`.
     idle_since_ms: AtomicU64,
+    /// Requests begun on this connection.
+    requests: AtomicU64,
+    /// Asked to give its place to a new connection (see [`Connections`]).
+    evicting: std::sync::atomic::AtomicBool,
+    /// Signalled when the connection's place went to a new one.
+    evicted: Notify,
 }
 
 impl Activity {
@@ -130,11 +536,15 @@ impl Activity {
             epoch,
             busy: AtomicUsize::new(0),
             idle_since_ms: AtomicU64::new(epoch.elapsed().as_millis() as u64),
+            requests: AtomicU64::new(0),
+            evicting: std::sync::atomic::AtomicBool::new(false),
+            evicted: Notify::new(),
         }
     }
 
     fn begin(&self) {
         self.busy.fetch_add(1, Ordering::AcqRel);
+        self.requests.fetch_add(1, Ordering::Relaxed);
     }
 
     fn end(&self) {
@@ -202,6 +612,7 @@ async fn handle<H, Fut>(
     remote: SocketAddr,
     body_timeout: Duration,
     access: &AccessLog,
+    shed: Option<ApiError>,
 ) -> hyper::Response<ResponseBody>
 where
     H: Fn(Request) -> Fut,
@@ -216,16 +627,20 @@ where
         .map_or_else(|| parts.uri.path(), |pq| pq.as_str());
     let body = body.map_err(Into::into).boxed();
     let method = Method::parse(parts.method.as_str());
-    let response = match Request::new(
-        method,
-        target,
-        parts.headers,
-        body,
-        Some(remote),
-        body_timeout,
-    ) {
-        Ok(request) => handler(request).await,
-        Err(err) => Response::error(&err),
+    let response = match shed {
+        // A shed connection: the liveness probe is answered, nothing else.
+        Some(busy) if parts.uri.path() != HEALTH_PATH => Response::error(&busy),
+        _ => match Request::new(
+            method,
+            target,
+            parts.headers,
+            body,
+            Some(remote),
+            body_timeout,
+        ) {
+            Ok(request) => handler(request).await,
+            Err(err) => Response::error(&err),
+        },
     };
     // An answer that says nothing of caching is not to be kept: API answers
     // carry keys and tenants' data. The console's files and downloads say
@@ -277,7 +692,49 @@ pub fn redact_secrets(target: &str, also: &[String]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::redact_secrets;
+    use super::{Activity, Connections, Duration, Instant, Ordering, Throttle, redact_secrets};
+    use std::sync::Arc;
+
+    #[test]
+    fn a_repeated_warning_passes_once_per_period_with_the_count_held_back() {
+        let mut throttle = Throttle::new(Duration::from_secs(3600));
+        assert_eq!(throttle.ready(), Some(0));
+        for _ in 0..5 {
+            assert_eq!(throttle.ready(), None);
+        }
+        throttle.last = Some(Instant::now() - Duration::from_secs(3601));
+        assert_eq!(throttle.ready(), Some(5));
+        assert_eq!(throttle.ready(), None);
+    }
+
+    #[test]
+    fn connections_that_never_made_a_request_give_way_first_and_working_ones_never() {
+        let epoch = Instant::now();
+        let connections = Connections::new(3);
+        let activity = |requests: u64, idle_since: u64, busy: usize| {
+            let a = Arc::new(Activity::new(epoch));
+            a.requests.store(requests, Ordering::Relaxed);
+            a.idle_since_ms.store(idle_since, Ordering::Relaxed);
+            a.busy.store(busy, Ordering::Relaxed);
+            a
+        };
+        let established = activity(4, 10, 0);
+        let fresh = activity(0, 50, 0);
+        let working = activity(1, 0, 1);
+        for a in [&established, &fresh, &working] {
+            assert!(connections.admit(a).is_some());
+        }
+        // Full: the connection that never made a request goes, though it is
+        // the youngest.
+        assert!(connections.admit(&activity(0, 60, 1)).is_some());
+        assert!(fresh.evicting.load(Ordering::Relaxed));
+        assert!(!established.evicting.load(Ordering::Relaxed));
+        // Then the established one, idle; never the working ones.
+        assert!(connections.admit(&activity(0, 70, 1)).is_some());
+        assert!(established.evicting.load(Ordering::Relaxed));
+        assert!(connections.admit(&activity(0, 80, 0)).is_none());
+        assert!(!working.evicting.load(Ordering::Relaxed));
+    }
 
     #[test]
     fn api_key_never_survives_redaction() {

@@ -284,7 +284,8 @@ pub const ERRORS: &[(u16, &str, &str)] = &[
     (
         503,
         "Unavailable",
-        "The server is shutting down (`unavailable`)",
+        "The server is shutting down (`unavailable`), or serving its limit of uploads or \
+         connections at once (`busy`, with `Retry-After`)",
     ),
     (
         507,
@@ -315,7 +316,7 @@ pub fn error_responses() -> Map<String, Value> {
             });
             let header = match status {
                 416 => Some("Content-Range"),
-                429 => Some("Retry-After"),
+                429 | 503 => Some("Retry-After"),
                 _ => None,
             };
             if let Some(header) = header {

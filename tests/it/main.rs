@@ -20,6 +20,7 @@ mod common;
 
 mod access_log;
 mod auth;
+mod bounds;
 mod caching;
 mod changes;
 mod crash;

@@ -1,0 +1,6 @@
+-- Version 6: the file is in incremental auto-vacuum mode, so the pages that
+-- deletes and aborted uploads free are handed back to the file system by a
+-- background `PRAGMA incremental_vacuum` (src/db/vacuum.rs) and the file
+-- shrinks. The mode cannot be changed inside this transaction: the migrator
+-- rebuilds the file with `VACUUM` right after it commits
+-- (src/db/migrate.rs, ensure_incremental_vacuum). No table changes.
