@@ -45,8 +45,15 @@ pub enum ApiError {
     RangeNotSatisfiable { size: u64 },
     /// 415: the body is not of a media type this route takes.
     UnsupportedMediaType(String),
-    /// 429: too many failed logins; retry after the given number of seconds.
-    TooManyRequests { retry_after_secs: u64 },
+    /// 429: too many failed logins from the client's address; retry after
+    /// the given number of seconds.
+    TooManyRequests {
+        retry_after_secs: u64,
+        reason: Throttle,
+    },
+    /// 503: as many password checks as the server allows are running or
+    /// waiting; retry after the given number of seconds.
+    Busy { retry_after_secs: u64 },
     /// 507: SQLite reported that the disk or the database file is full.
     StorageFull,
     /// 503: the server is shutting down or its writer is gone.
@@ -57,6 +64,15 @@ pub enum ApiError {
 }
 
 pub type ApiResult<T> = Result<T, ApiError>;
+
+/// Why a login was refused with 429 (see `auth::lockout`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Throttle {
+    /// 5 failures for this username from this address within 5 minutes.
+    FailedLogins,
+    /// The address spent its budget of failed logins per minute.
+    Address,
+}
 
 /// Any error, kept whole: what [`ApiError::Internal`] holds.
 pub type BoxError = Box<dyn StdError + Send + Sync + 'static>;
@@ -163,6 +179,18 @@ impl ApiError {
         chain(self)
     }
 
+    /// Seconds a client should wait before trying again, for the answers
+    /// that say so (`Retry-After`).
+    pub fn retry_after_secs(&self) -> Option<u64> {
+        match self {
+            ApiError::TooManyRequests {
+                retry_after_secs, ..
+            }
+            | ApiError::Busy { retry_after_secs } => Some(*retry_after_secs),
+            _ => None,
+        }
+    }
+
     pub fn status(&self) -> u16 {
         match self {
             ApiError::BadRequest { .. } => 400,
@@ -177,7 +205,7 @@ impl ApiError {
             ApiError::RangeNotSatisfiable { .. } => 416,
             ApiError::TooManyRequests { .. } => 429,
             ApiError::Internal(_) => 500,
-            ApiError::Unavailable(_) => 503,
+            ApiError::Unavailable(_) | ApiError::Busy { .. } => 503,
             ApiError::StorageFull => 507,
         }
     }
@@ -196,6 +224,7 @@ impl ApiError {
             ApiError::TooManyRequests { .. } => "too_many_requests",
             ApiError::StorageFull => "insufficient_storage",
             ApiError::Unavailable(_) => "unavailable",
+            ApiError::Busy { .. } => "busy",
             ApiError::Internal(_) => "internal_error",
         }
     }
@@ -231,8 +260,22 @@ impl ApiError {
             ApiError::RangeNotSatisfiable { size } => {
                 format!("The requested range is outside the file ({size} bytes)")
             }
-            ApiError::TooManyRequests { retry_after_secs } => format!(
-                "Too many failed logins for this account; try again in {retry_after_secs} seconds"
+            ApiError::TooManyRequests {
+                retry_after_secs,
+                reason: Throttle::FailedLogins,
+            } => format!(
+                "Too many failed logins for this account from this address; try again in \
+                 {retry_after_secs} seconds"
+            ),
+            ApiError::TooManyRequests {
+                retry_after_secs,
+                reason: Throttle::Address,
+            } => format!(
+                "Too many failed logins from this address; try again in {retry_after_secs} seconds"
+            ),
+            ApiError::Busy { retry_after_secs } => format!(
+                "The server is checking as many passwords as it can; try again in \
+                 {retry_after_secs} seconds"
             ),
             ApiError::StorageFull => {
                 "The server's storage is full; nothing was written. Reads still work.".into()

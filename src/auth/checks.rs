@@ -1,0 +1,240 @@
+//! The bound on password checks. PBKDF2 is deliberately slow (about 95 ms of
+//! one core at the default work factor), so a crowd of logins could take every
+//! core from the requests already signed in. At most `--login-checks` run at
+//! once, each on the blocking pool (never on the async workers); at most
+//! `--login-queue` more wait for a turn, and a login beyond that is answered
+//! 503 with `Retry-After` at once instead of queueing without bound.
+//!
+//! Logins from addresses without a recent failed login wait ahead of those
+//! from addresses with one, and when the queue is full one of the latter
+//! gives its place up (503) to one of the former: a crowd of wrong passwords
+//! cannot keep an account's owner, at an address that has not failed, from a
+//! turn.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::oneshot;
+
+use crate::error::{ApiError, ApiResult};
+
+/// What a busy server tells a login to wait, in seconds.
+const RETRY_AFTER_SECS: u64 = 1;
+
+/// `--login-checks`' default: half the cores, at least one, so that password
+/// checks never take every core from the requests of signed-in clients.
+pub fn default_checks() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| (n.get() / 2).max(1))
+}
+
+/// `--login-queue`'s default.
+pub const DEFAULT_QUEUE: usize = 16;
+
+#[derive(Clone)]
+pub struct PasswordChecks {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    limit: usize,
+    queue: usize,
+    state: Mutex<Turns>,
+}
+
+#[derive(Default)]
+struct Turns {
+    running: usize,
+    /// Waiting logins from addresses without a recent failure, then the rest.
+    clean: VecDeque<oneshot::Sender<Turn>>,
+    suspect: VecDeque<oneshot::Sender<Turn>>,
+}
+
+/// The right to run one check; handed to the next waiter when dropped.
+struct Turn {
+    inner: Arc<Inner>,
+    /// False for a turn that was never taken (its waiter had gone).
+    held: bool,
+}
+
+impl Drop for Turn {
+    fn drop(&mut self) {
+        if self.held {
+            self.inner.pass_on();
+        }
+    }
+}
+
+impl Inner {
+    fn turns(&self) -> std::sync::MutexGuard<'_, Turns> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// A check ended: the next waiter still waiting runs, else one fewer runs.
+    fn pass_on(self: &Arc<Self>) {
+        let mut turns = self.turns();
+        loop {
+            let next = turns
+                .clean
+                .pop_front()
+                .or_else(|| turns.suspect.pop_front());
+            let Some(waiter) = next else {
+                turns.running -= 1;
+                return;
+            };
+            let turn = Turn {
+                inner: self.clone(),
+                held: true,
+            };
+            match waiter.send(turn) {
+                Ok(()) => return,
+                // That login is gone (its client hung up): the next one.
+                Err(mut unused) => unused.held = false,
+            }
+        }
+    }
+}
+
+impl PasswordChecks {
+    pub fn new(limit: usize, queue: usize) -> PasswordChecks {
+        PasswordChecks {
+            inner: Arc::new(Inner {
+                limit: limit.max(1),
+                queue,
+                state: Mutex::default(),
+            }),
+        }
+    }
+
+    /// Runs `check` on the blocking pool when its turn comes; a busy error
+    /// when the queue is full (or this login gave its place up).
+    pub async fn run<T: Send + 'static>(
+        &self,
+        suspect: bool,
+        check: impl FnOnce() -> T + Send + 'static,
+    ) -> ApiResult<T> {
+        let turn = self.turn(suspect).await?;
+        tokio::task::spawn_blocking(move || {
+            let out = check();
+            // Held until the work ends, even if the request is dropped meanwhile.
+            drop(turn);
+            out
+        })
+        .await
+        .map_err(ApiError::internal)
+    }
+
+    async fn turn(&self, suspect: bool) -> ApiResult<Turn> {
+        let busy = || ApiError::Busy {
+            retry_after_secs: RETRY_AFTER_SECS,
+        };
+        let waiting = {
+            let mut turns = self.inner.turns();
+            let queued = turns.clean.len() + turns.suspect.len();
+            if turns.running < self.inner.limit && queued == 0 {
+                turns.running += 1;
+                return Ok(Turn {
+                    inner: self.inner.clone(),
+                    held: true,
+                });
+            }
+            if queued >= self.inner.queue {
+                if suspect || turns.suspect.is_empty() {
+                    return Err(busy());
+                }
+                // The newest suspect waiter is answered busy (its sender dropped).
+                turns.suspect.pop_back();
+            }
+            let (tx, rx) = oneshot::channel();
+            if suspect {
+                turns.suspect.push_back(tx);
+            } else {
+                turns.clean.push_back(tx);
+            }
+            rx
+        };
+        waiting.await.map_err(|_| busy())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    use super::*;
+
+    /// Starts a check that runs until the returned sender is used or dropped.
+    fn blocked(
+        checks: &PasswordChecks,
+        suspect: bool,
+        label: &'static str,
+        order: &Arc<Mutex<Vec<&'static str>>>,
+    ) -> (mpsc::Sender<()>, tokio::task::JoinHandle<ApiResult<()>>) {
+        let (release, wait) = mpsc::channel::<()>();
+        let checks = checks.clone();
+        let order = order.clone();
+        let task = tokio::spawn(async move {
+            checks
+                .run(suspect, move || {
+                    order.lock().unwrap().push(label);
+                    let _ = wait.recv();
+                })
+                .await
+        });
+        (release, task)
+    }
+
+    async fn settle() {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn at_most_the_limit_run_clean_ones_first_and_a_full_queue_is_busy() {
+        let checks = PasswordChecks::new(1, 2);
+        let order = Arc::new(Mutex::new(Vec::new()));
+        let (first, first_task) = blocked(&checks, true, "running", &order);
+        settle().await;
+        let (_s1, suspect_task) = blocked(&checks, true, "suspect", &order);
+        settle().await;
+        let (_c1, clean_task) = blocked(&checks, false, "clean", &order);
+        settle().await;
+        // Full: another suspect is busy at once ...
+        let refused = checks.run(true, || ()).await;
+        assert!(matches!(refused, Err(ApiError::Busy { .. })), "{refused:?}");
+        // ... while a clean one takes the waiting suspect's place.
+        let (_c2, clean_too) = blocked(&checks, false, "clean too", &order);
+        settle().await;
+        let evicted = suspect_task.await.unwrap();
+        assert!(matches!(evicted, Err(ApiError::Busy { .. })), "{evicted:?}");
+        assert_eq!(*order.lock().unwrap(), ["running"]);
+        drop(first);
+        first_task.await.unwrap().unwrap();
+        settle().await;
+        assert_eq!(*order.lock().unwrap(), ["running", "clean"]);
+        drop(_c1);
+        clean_task.await.unwrap().unwrap();
+        drop(_c2);
+        clean_too.await.unwrap().unwrap();
+        assert_eq!(*order.lock().unwrap(), ["running", "clean", "clean too"]);
+        // Everything was handed back: the next check runs at once.
+        checks.run(true, || ()).await.unwrap();
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_waiter_that_went_away_passes_its_turn_on() {
+        let checks = PasswordChecks::new(1, 4);
+        let order = Arc::new(Mutex::new(Vec::new()));
+        let (first, first_task) = blocked(&checks, false, "first", &order);
+        settle().await;
+        let (_gone, gone_task) = blocked(&checks, false, "gone", &order);
+        settle().await;
+        gone_task.abort();
+        let (last, last_task) = blocked(&checks, false, "last", &order);
+        settle().await;
+        drop(first);
+        first_task.await.unwrap().unwrap();
+        drop(last);
+        last_task.await.unwrap().unwrap();
+        assert_eq!(*order.lock().unwrap(), ["first", "last"]);
+    }
+}
