@@ -274,7 +274,8 @@ pub const ERRORS: &[(u16, &str, &str)] = &[
     (
         429,
         "TooManyRequests",
-        "Login lockout (`too_many_requests`)",
+        "Too many failed logins from the client's address (`too_many_requests`); \
+         `Retry-After` says when to try again",
     ),
     (
         500,
@@ -284,7 +285,8 @@ pub const ERRORS: &[(u16, &str, &str)] = &[
     (
         503,
         "Unavailable",
-        "The server is shutting down (`unavailable`)",
+        "The server is shutting down (`unavailable`), or too busy checking passwords to take \
+         another login (`busy`, with `Retry-After`)",
     ),
     (
         507,
@@ -315,7 +317,7 @@ pub fn error_responses() -> Map<String, Value> {
             });
             let header = match status {
                 416 => Some("Content-Range"),
-                429 => Some("Retry-After"),
+                429 | 503 => Some("Retry-After"),
                 _ => None,
             };
             if let Some(header) = header {
@@ -343,7 +345,7 @@ pub fn headers() -> Value {
         ),
         "Content-Length": header("Bytes in this answer", "integer"),
         "Accept-Ranges": header("`bytes`", "string"),
-        "Retry-After": header("Seconds to wait", "integer"),
+        "Retry-After": header("Seconds to wait before trying again", "integer"),
         "Cache-Control": header(
             "`private, no-cache` on downloads: a browser may keep the bytes, and checks them \
              with `If-None-Match` before use (every API answer is `no-store`)",
