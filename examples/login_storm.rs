@@ -14,7 +14,7 @@
 //! Attackers do not honour `Retry-After`: after a 429 or 503 each pauses
 //! 50 ms and sends again (a tight loop on the same 2 cores would measure the
 //! client, not the server). Meanwhile one client (127.0.0.1) reads
-//! `GET /api/rest/1.0/ports?resultsPerPage=1` with a session key back to back,
+//! `GET /api/rest/1.0/ports?resultsPerPage=1` with a session key every 5 ms,
 //! and once a second a real login of `admin` with the right password comes
 //! from a clean address (127.0.0.2) on a new connection.
 //!
@@ -35,6 +35,7 @@ use std::time::{Duration, Instant};
 use http1::Conn;
 
 const READ: &str = "/api/rest/1.0/ports?resultsPerPage=1";
+const READ_EVERY: Duration = Duration::from_millis(5);
 const FORM: (&str, &str) = ("Content-Type", "application/x-www-form-urlencoded");
 
 fn urlencode(text: &str) -> String {
@@ -147,7 +148,11 @@ fn run_phase(
             let mut errors = 0;
             let mut conn = Conn::connect(&base).expect("connect");
             let mut body = Vec::new();
+            let mut next = Instant::now();
             while !stop.load(Ordering::Relaxed) {
+                // A latency probe, not a load: one read every 5 ms.
+                next += READ_EVERY;
+                std::thread::sleep(next.saturating_duration_since(Instant::now()));
                 let start = Instant::now();
                 match conn.call("GET", READ, &[("Authorization", &bearer)], b"", &mut body) {
                     Ok(200) => reads.push(ms(start)),
@@ -254,11 +259,17 @@ fn main() {
         let max = phase.reads.last().copied().unwrap_or(f64::NAN);
         let mut login_ms: Vec<f64> = phase.logins.iter().map(|(_, t)| *t).collect();
         login_ms.sort_by(f64::total_cmp);
-        let login_failed = phase.logins.iter().filter(|(s, _)| *s != 200).count();
+        let not_ok: Vec<u16> = phase
+            .logins
+            .iter()
+            .map(|(s, _)| *s)
+            .filter(|s| *s != 200)
+            .collect();
+        let login_failed = not_ok.len();
         let login_max = login_ms.last().copied().unwrap_or(f64::NAN);
         println!(
             "{label:<9} reads {} (errors {}) p50 {p50:.2} ms p99 {p99:.2} ms max {max:.2} ms | \
-             real logins {} (not 200: {login_failed}) median {:.0} ms max {login_max:.0} ms | \
+             real logins {} (not 200: {not_ok:?}) median {:.0} ms max {login_max:.0} ms | \
              attack answers 401 {} 429 {} 503 {} other {}",
             phase.reads.len(),
             phase.read_errors,

@@ -5,11 +5,12 @@
 //! `--login-queue` more wait for a turn, and a login beyond that is answered
 //! 503 with `Retry-After` at once instead of queueing without bound.
 //!
-//! Logins from addresses without a recent failed login wait ahead of those
-//! from addresses with one, and when the queue is full one of the latter
-//! gives its place up (503) to one of the former: a crowd of wrong passwords
-//! cannot keep an account's owner, at an address that has not failed, from a
-//! turn.
+//! Waiting logins take their turns by the standing of their address (see
+//! [`Standing`]): addresses that logged in lately first, then addresses the
+//! server knows nothing about, then addresses with a recent failed login; and
+//! when the queue is full, a login gives its place up (503) to one of a better
+//! standing. So a crowd of wrong passwords cannot keep an account's owner, at
+//! an address that has not failed, from a turn.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -30,6 +31,17 @@ pub fn default_checks() -> usize {
 /// `--login-queue`'s default.
 pub const DEFAULT_QUEUE: usize = 16;
 
+/// How a login's address stands, best first: the order of turns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Standing {
+    /// A login succeeded from it lately, and none failed since.
+    Trusted = 0,
+    /// Nothing known.
+    Unknown = 1,
+    /// A login failed from it within the lockout window.
+    Suspect = 2,
+}
+
 #[derive(Clone)]
 pub struct PasswordChecks {
     inner: Arc<Inner>,
@@ -44,9 +56,14 @@ struct Inner {
 #[derive(Default)]
 struct Turns {
     running: usize,
-    /// Waiting logins from addresses without a recent failure, then the rest.
-    clean: VecDeque<oneshot::Sender<Turn>>,
-    suspect: VecDeque<oneshot::Sender<Turn>>,
+    /// Waiting logins, by [`Standing`].
+    waiting: [VecDeque<oneshot::Sender<Turn>>; 3],
+}
+
+impl Turns {
+    fn queued(&self) -> usize {
+        self.waiting.iter().map(VecDeque::len).sum()
+    }
 }
 
 /// The right to run one check; handed to the next waiter when dropped.
@@ -73,10 +90,7 @@ impl Inner {
     fn pass_on(self: &Arc<Self>) {
         let mut turns = self.turns();
         loop {
-            let next = turns
-                .clean
-                .pop_front()
-                .or_else(|| turns.suspect.pop_front());
+            let next = turns.waiting.iter_mut().find_map(VecDeque::pop_front);
             let Some(waiter) = next else {
                 turns.running -= 1;
                 return;
@@ -109,10 +123,10 @@ impl PasswordChecks {
     /// when the queue is full (or this login gave its place up).
     pub async fn run<T: Send + 'static>(
         &self,
-        suspect: bool,
+        standing: Standing,
         check: impl FnOnce() -> T + Send + 'static,
     ) -> ApiResult<T> {
-        let turn = self.turn(suspect).await?;
+        let turn = self.turn(standing).await?;
         tokio::task::spawn_blocking(move || {
             let out = check();
             // Held until the work ends, even if the request is dropped meanwhile.
@@ -123,13 +137,13 @@ impl PasswordChecks {
         .map_err(ApiError::internal)
     }
 
-    async fn turn(&self, suspect: bool) -> ApiResult<Turn> {
+    async fn turn(&self, standing: Standing) -> ApiResult<Turn> {
         let busy = || ApiError::Busy {
             retry_after_secs: RETRY_AFTER_SECS,
         };
         let waiting = {
             let mut turns = self.inner.turns();
-            let queued = turns.clean.len() + turns.suspect.len();
+            let queued = turns.queued();
             if turns.running < self.inner.limit && queued == 0 {
                 turns.running += 1;
                 return Ok(Turn {
@@ -138,18 +152,17 @@ impl PasswordChecks {
                 });
             }
             if queued >= self.inner.queue {
-                if suspect || turns.suspect.is_empty() {
-                    return Err(busy());
-                }
-                // The newest suspect waiter is answered busy (its sender dropped).
-                turns.suspect.pop_back();
+                // The newest waiter of the worst standing below this one's
+                // is answered busy (its sender dropped), else this one is.
+                let worse = turns.waiting[standing as usize + 1..]
+                    .iter_mut()
+                    .rev()
+                    .find(|w| !w.is_empty())
+                    .ok_or_else(busy)?;
+                worse.pop_back();
             }
             let (tx, rx) = oneshot::channel();
-            if suspect {
-                turns.suspect.push_back(tx);
-            } else {
-                turns.clean.push_back(tx);
-            }
+            turns.waiting[standing as usize].push_back(tx);
             rx
         };
         waiting.await.map_err(|_| busy())
@@ -166,7 +179,7 @@ mod tests {
     /// Starts a check that runs until the returned sender is used or dropped.
     fn blocked(
         checks: &PasswordChecks,
-        suspect: bool,
+        standing: Standing,
         label: &'static str,
         order: &Arc<Mutex<Vec<&'static str>>>,
     ) -> (mpsc::Sender<()>, tokio::task::JoinHandle<ApiResult<()>>) {
@@ -175,7 +188,7 @@ mod tests {
         let order = order.clone();
         let task = tokio::spawn(async move {
             checks
-                .run(suspect, move || {
+                .run(standing, move || {
                     order.lock().unwrap().push(label);
                     let _ = wait.recv();
                 })
@@ -189,47 +202,52 @@ mod tests {
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn at_most_the_limit_run_clean_ones_first_and_a_full_queue_is_busy() {
+    async fn at_most_the_limit_run_by_standing_and_a_full_queue_is_busy() {
+        use Standing::{Suspect, Trusted, Unknown};
         let checks = PasswordChecks::new(1, 2);
         let order = Arc::new(Mutex::new(Vec::new()));
-        let (first, first_task) = blocked(&checks, true, "running", &order);
+        let (first, first_task) = blocked(&checks, Suspect, "running", &order);
         settle().await;
-        let (_s1, suspect_task) = blocked(&checks, true, "suspect", &order);
+        let (_s1, suspect_task) = blocked(&checks, Suspect, "suspect", &order);
         settle().await;
-        let (_c1, clean_task) = blocked(&checks, false, "clean", &order);
+        let (unknown, unknown_task) = blocked(&checks, Unknown, "unknown", &order);
         settle().await;
         // Full: another suspect is busy at once ...
-        let refused = checks.run(true, || ()).await;
+        let refused = checks.run(Suspect, || ()).await;
         assert!(matches!(refused, Err(ApiError::Busy { .. })), "{refused:?}");
-        // ... while a clean one takes the waiting suspect's place.
-        let (_c2, clean_too) = blocked(&checks, false, "clean too", &order);
+        // ... while a trusted one takes the waiting suspect's place, and
+        // goes first.
+        let (trusted, trusted_task) = blocked(&checks, Trusted, "trusted", &order);
         settle().await;
         let evicted = suspect_task.await.unwrap();
         assert!(matches!(evicted, Err(ApiError::Busy { .. })), "{evicted:?}");
+        // Full of better ones: busy.
+        let refused = checks.run(Unknown, || ()).await;
+        assert!(matches!(refused, Err(ApiError::Busy { .. })), "{refused:?}");
         assert_eq!(*order.lock().unwrap(), ["running"]);
         drop(first);
         first_task.await.unwrap().unwrap();
         settle().await;
-        assert_eq!(*order.lock().unwrap(), ["running", "clean"]);
-        drop(_c1);
-        clean_task.await.unwrap().unwrap();
-        drop(_c2);
-        clean_too.await.unwrap().unwrap();
-        assert_eq!(*order.lock().unwrap(), ["running", "clean", "clean too"]);
+        assert_eq!(*order.lock().unwrap(), ["running", "trusted"]);
+        drop(trusted);
+        trusted_task.await.unwrap().unwrap();
+        drop(unknown);
+        unknown_task.await.unwrap().unwrap();
+        assert_eq!(*order.lock().unwrap(), ["running", "trusted", "unknown"]);
         // Everything was handed back: the next check runs at once.
-        checks.run(true, || ()).await.unwrap();
+        checks.run(Suspect, || ()).await.unwrap();
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_waiter_that_went_away_passes_its_turn_on() {
         let checks = PasswordChecks::new(1, 4);
         let order = Arc::new(Mutex::new(Vec::new()));
-        let (first, first_task) = blocked(&checks, false, "first", &order);
+        let (first, first_task) = blocked(&checks, Standing::Unknown, "first", &order);
         settle().await;
-        let (_gone, gone_task) = blocked(&checks, false, "gone", &order);
+        let (_gone, gone_task) = blocked(&checks, Standing::Unknown, "gone", &order);
         settle().await;
         gone_task.abort();
-        let (last, last_task) = blocked(&checks, false, "last", &order);
+        let (last, last_task) = blocked(&checks, Standing::Unknown, "last", &order);
         settle().await;
         drop(first);
         first_task.await.unwrap().unwrap();

@@ -23,6 +23,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use super::checks::Standing;
 use crate::error::{ApiError, ApiResult, Throttle};
 
 /// Failures of one username from one address that lock that pair.
@@ -34,6 +35,9 @@ pub const WINDOW: Duration = Duration::from_secs(5 * 60);
 pub const SLOWDOWN_STEP: Duration = Duration::from_millis(250);
 /// The longest a failed attempt is slowed down.
 pub const SLOWDOWN_MAX: Duration = Duration::from_secs(5);
+/// How long an address that logged in stays [`Standing::Trusted`] (unless a
+/// login fails from it).
+pub const TRUSTED_FOR: Duration = Duration::from_secs(24 * 3600);
 /// Past this many tracked entries of a kind, stale ones are swept.
 const SWEEP_ABOVE: usize = 10_000;
 
@@ -67,11 +71,40 @@ impl Source {
     }
 }
 
-/// An address's budget of failed logins and its last failure.
+/// An address's budget of failed logins, its last failure and its last
+/// success.
 struct Budget {
     tokens: f64,
     refilled_at: Instant,
     last_failure: Option<Instant>,
+    last_success: Option<Instant>,
+}
+
+impl Budget {
+    fn new(failures_per_minute: u32, now: Instant) -> Budget {
+        Budget {
+            tokens: f64::from(failures_per_minute),
+            refilled_at: now,
+            last_failure: None,
+            last_success: None,
+        }
+    }
+
+    fn standing(&self, now: Instant) -> Standing {
+        let within =
+            |t: Option<Instant>, span| t.is_some_and(|t| now.saturating_duration_since(t) < span);
+        let failed_since_success = match (self.last_failure, self.last_success) {
+            (Some(failure), Some(success)) => failure >= success,
+            (failure, _) => failure.is_some(),
+        };
+        if within(self.last_failure, WINDOW) && failed_since_success {
+            Standing::Suspect
+        } else if within(self.last_success, TRUSTED_FOR) {
+            Standing::Trusted
+        } else {
+            Standing::Unknown
+        }
+    }
 }
 
 #[derive(Default)]
@@ -108,9 +141,8 @@ pub struct Attempt<'a> {
     lockout: &'a Lockout,
     username: String,
     source: Source,
-    /// The address failed a login within the window: its password check
-    /// waits behind those of addresses that did not.
-    pub suspect: bool,
+    /// How the address stands: the order of its password check's turn.
+    pub standing: Standing,
     settled: bool,
 }
 
@@ -126,11 +158,20 @@ impl Attempt<'_> {
         self.lockout.failed_at(&self.username, self.source, now)
     }
 
-    pub fn succeeded(mut self) {
+    pub fn succeeded(self) {
+        self.succeeded_at(Instant::now());
+    }
+
+    fn succeeded_at(mut self, now: Instant) {
         self.settled = true;
         let mut state = self.lockout.lock();
         state.pairs.remove(&(self.username.clone(), self.source));
         self.lockout.refund(&mut state, self.source);
+        state
+            .sources
+            .entry(self.source)
+            .or_insert_with(|| Budget::new(self.lockout.failures_per_minute, now))
+            .last_success = Some(now);
     }
 }
 
@@ -179,17 +220,16 @@ impl Lockout {
                 });
             }
         }
-        let mut suspect = false;
-        if self.failures_per_minute > 0 {
-            let rate = f64::from(self.failures_per_minute) / 60.0;
-            let capacity = f64::from(self.failures_per_minute);
-            let budget = state.sources.entry(source).or_insert(Budget {
-                tokens: capacity,
-                refilled_at: now,
-                last_failure: None,
-            });
+        let per_minute = self.failures_per_minute;
+        let budget = state
+            .sources
+            .entry(source)
+            .or_insert_with(|| Budget::new(per_minute, now));
+        if per_minute > 0 {
+            let rate = f64::from(per_minute) / 60.0;
             let elapsed = now.saturating_duration_since(budget.refilled_at);
-            budget.tokens = (budget.tokens + elapsed.as_secs_f64() * rate).min(capacity);
+            budget.tokens =
+                (budget.tokens + elapsed.as_secs_f64() * rate).min(f64::from(per_minute));
             budget.refilled_at = now;
             if budget.tokens < 1.0 {
                 let wait = Duration::from_secs_f64((1.0 - budget.tokens) / rate);
@@ -199,19 +239,13 @@ impl Lockout {
                 });
             }
             budget.tokens -= 1.0;
-            suspect = budget
-                .last_failure
-                .is_some_and(|t| now.saturating_duration_since(t) < WINDOW);
-        } else if let Some(budget) = state.sources.get(&source) {
-            suspect = budget
-                .last_failure
-                .is_some_and(|t| now.saturating_duration_since(t) < WINDOW);
         }
+        let standing = budget.standing(now);
         Ok(Attempt {
             lockout: self,
             username: pair.0,
             source,
-            suspect,
+            standing,
             settled: false,
         })
     }
@@ -232,11 +266,7 @@ impl Lockout {
         state
             .sources
             .entry(source)
-            .or_insert(Budget {
-                tokens: f64::from(self.failures_per_minute),
-                refilled_at: now,
-                last_failure: None,
-            })
+            .or_insert_with(|| Budget::new(self.failures_per_minute, now))
             .last_failure = Some(now);
         let steps = (SLOWDOWN_MAX.as_millis() / SLOWDOWN_STEP.as_millis()) as usize;
         let names = state.names.entry(username.to_string()).or_default();
@@ -357,11 +387,13 @@ fn sweep(state: &mut State, now: Instant, failures_per_minute: u32) {
     state.sources.retain(|_, budget| {
         let full =
             failures_per_minute == 0 || now.saturating_duration_since(budget.refilled_at) >= refill;
-        let failed = budget
-            .last_failure
-            .is_some_and(|t| now.saturating_duration_since(t) < WINDOW);
-        failed || !full
+        remembered(budget, now) || !full
     });
+}
+
+/// Whether an address's standing is still worth remembering.
+fn remembered(budget: &Budget, now: Instant) -> bool {
+    budget.standing(now) != Standing::Unknown
 }
 
 /// Seconds to announce in `Retry-After`: rounded up, at least one.
@@ -406,8 +438,10 @@ mod tests {
         assert_eq!((wait, reason), (300, Throttle::FailedLogins));
         // The owner, from an address that did not fail, gets through.
         let attempt = lockout.admit_at("ann", owner, now).expect("owner");
-        assert!(!attempt.suspect);
+        assert_eq!(attempt.standing, Standing::Unknown);
         attempt.succeeded();
+        let again = lockout.admit_at("ann", owner, Instant::now()).unwrap();
+        assert_eq!(again.standing, Standing::Trusted);
         // The stranger's other names are not locked, and the lock ends.
         assert!(lockout.admit_at("bob", stranger, now).is_ok());
         let later = now + WINDOW + Duration::from_secs(1);
@@ -451,21 +485,29 @@ mod tests {
         let lockout = Lockout::new(3, None);
         let (from, other) = (source("192.0.2.7"), source("192.0.2.8"));
         let now = Instant::now();
-        let first = lockout.admit_at("a", from, now).unwrap();
-        assert!(!first.suspect);
-        first.failed_at(now);
-        fail(&lockout, "b", from, now);
+        let at = |secs| now + Duration::from_secs(secs);
+        let first = lockout.admit_at("a", from, at(0)).unwrap();
+        assert_eq!(first.standing, Standing::Unknown);
+        first.failed_at(at(0));
+        let second = lockout.admit_at("b", from, at(1)).unwrap();
+        assert_eq!(second.standing, Standing::Suspect);
+        second.failed_at(at(1));
         // Successes and unsettled attempts give the budget back.
-        lockout.admit_at("c", from, now).unwrap().succeeded();
-        drop(lockout.admit_at("c", from, now).unwrap());
-        let third = lockout.admit_at("c", from, now).unwrap();
-        assert!(third.suspect);
-        third.failed_at(now);
-        let (wait, reason) = retry_after(lockout.admit_at("d", from, now));
-        assert_eq!((wait, reason), (20, Throttle::Address));
-        assert!(lockout.admit_at("d", other, now).is_ok());
-        let later = now + Duration::from_secs(21);
-        assert!(lockout.admit_at("d", from, later).is_ok());
+        lockout
+            .admit_at("c", from, at(2))
+            .unwrap()
+            .succeeded_at(at(2));
+        drop(lockout.admit_at("c", from, at(2)).unwrap());
+        // A success since its failures: trusted again.
+        let third = lockout.admit_at("c", from, at(2)).unwrap();
+        assert_eq!(third.standing, Standing::Trusted);
+        third.failed_at(at(2));
+        // 3 a minute: 3, less 3 failures, plus 2 s of refill (0.1) is 0.1;
+        // the next whole one is 18 s away.
+        let (wait, reason) = retry_after(lockout.admit_at("d", from, at(2)));
+        assert_eq!((wait, reason), (18, Throttle::Address));
+        assert!(lockout.admit_at("d", other, at(2)).is_ok());
+        assert!(lockout.admit_at("d", from, at(21)).is_ok());
     }
 
     #[test]

@@ -81,7 +81,7 @@ pub async fn login(mut ctx: Ctx) -> ApiResult<Response> {
     // blocking pool, never on the async executor.
     let verified = app
         .checks
-        .run(attempt.suspect, move || match &account {
+        .run(attempt.standing, move || match &account {
             Some(account) if password::verify(&account.password, &password) => {
                 Some(account.clone())
             }
