@@ -67,10 +67,27 @@ impl Turns {
 }
 
 /// The right to run one check; handed to the next waiter when dropped.
-struct Turn {
+pub struct Turn {
     inner: Arc<Inner>,
     /// False for a turn that was never taken (its waiter had gone).
     held: bool,
+}
+
+impl Turn {
+    /// Runs `check` on the blocking pool, holding the turn until it ends,
+    /// even if the request is dropped meanwhile.
+    pub async fn run<T: Send + 'static>(
+        self,
+        check: impl FnOnce() -> T + Send + 'static,
+    ) -> ApiResult<T> {
+        tokio::task::spawn_blocking(move || {
+            let out = check();
+            drop(self);
+            out
+        })
+        .await
+        .map_err(ApiError::internal)
+    }
 }
 
 impl Drop for Turn {
@@ -126,18 +143,12 @@ impl PasswordChecks {
         standing: Standing,
         check: impl FnOnce() -> T + Send + 'static,
     ) -> ApiResult<T> {
-        let turn = self.turn(standing).await?;
-        tokio::task::spawn_blocking(move || {
-            let out = check();
-            // Held until the work ends, even if the request is dropped meanwhile.
-            drop(turn);
-            out
-        })
-        .await
-        .map_err(ApiError::internal)
+        self.turn(standing).await?.run(check).await
     }
 
-    async fn turn(&self, standing: Standing) -> ApiResult<Turn> {
+    /// Waits for a turn to check a password; a busy error when the queue is
+    /// full (or this login gave its place up to a better one).
+    pub async fn turn(&self, standing: Standing) -> ApiResult<Turn> {
         let busy = || ApiError::Busy {
             retry_after_secs: RETRY_AFTER_SECS,
         };

@@ -116,6 +116,29 @@ struct State {
     sources: HashMap<Source, Budget>,
     /// How far the unlock requests file has been read.
     unlocks_read: u64,
+    /// Entries of a kind past which stale ones are swept: [`SWEEP_ABOVE`],
+    /// or twice what a sweep left, so sweeps stay rare however many are live.
+    sweep_above: usize,
+}
+
+impl State {
+    /// Sweeps stale entries when there are many.
+    fn tidy(&mut self, now: Instant, failures_per_minute: u32) {
+        let most = self
+            .pairs
+            .len()
+            .max(self.names.len())
+            .max(self.sources.len());
+        if most > self.sweep_above.max(SWEEP_ABOVE) {
+            sweep(self, now, failures_per_minute);
+            let left = self
+                .pairs
+                .len()
+                .max(self.names.len())
+                .max(self.sources.len());
+            self.sweep_above = left * 2;
+        }
+    }
 }
 
 pub struct Lockout {
@@ -210,6 +233,7 @@ impl Lockout {
 
     fn admit_at(&self, username: &str, source: Source, now: Instant) -> ApiResult<Attempt<'_>> {
         let mut state = self.lock();
+        state.tidy(now, self.failures_per_minute);
         let pair = (username.to_string(), source);
         if locked_for(&mut state, &pair, now).is_some() {
             self.read_unlock_requests(&mut state);
@@ -252,12 +276,7 @@ impl Lockout {
 
     fn failed_at(&self, username: &str, source: Source, now: Instant) -> Duration {
         let mut state = self.lock();
-        if state.pairs.len() > SWEEP_ABOVE
-            || state.names.len() > SWEEP_ABOVE
-            || state.sources.len() > SWEEP_ABOVE
-        {
-            sweep(&mut state, now, self.failures_per_minute);
-        }
+        state.tidy(now, self.failures_per_minute);
         let pair = state
             .pairs
             .entry((username.to_string(), source))
@@ -508,6 +527,35 @@ mod tests {
         assert_eq!((wait, reason), (18, Throttle::Address));
         assert!(lockout.admit_at("d", other, at(2)).is_ok());
         assert!(lockout.admit_at("d", from, at(21)).is_ok());
+    }
+
+    #[test]
+    fn stale_entries_are_swept_when_there_are_many() {
+        let lockout = Lockout::new(20, None);
+        let address = |i: u32| Source::of(Some(IpAddr::V4(Ipv4Addr::from(0x0a00_0000 + i))));
+        let now = Instant::now();
+        for i in 0..=SWEEP_ABOVE as u32 {
+            fail(&lockout, &format!("old{i}"), address(i), now);
+        }
+        // All live at the first sweep: the next waits for twice as many.
+        assert_eq!(lockout.lock().sweep_above, 2 * (SWEEP_ABOVE + 1));
+        let later = now + WINDOW + Duration::from_secs(61);
+        for i in 0..=SWEEP_ABOVE as u32 + 1 {
+            fail(
+                &lockout,
+                &format!("new{i}"),
+                address(SWEEP_ABOVE as u32 + 1 + i),
+                later,
+            );
+        }
+        let state = lockout.lock();
+        assert!(state.pairs.keys().all(|(name, _)| name.starts_with("new")));
+        assert!(state.names.keys().all(|name| name.starts_with("new")));
+        assert!(
+            state.sources.len() <= SWEEP_ABOVE + 2,
+            "{}",
+            state.sources.len()
+        );
     }
 
     #[test]

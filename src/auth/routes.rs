@@ -69,6 +69,10 @@ pub async fn login(mut ctx: Ctx) -> ApiResult<Response> {
     let app = ctx.app.clone();
     let source = Source::of(ctx.req.remote().map(|address| address.ip()));
     let attempt = app.lockout.admit(&username, source)?;
+    // PBKDF2 is deliberately slow: a bounded number of checks at once, on the
+    // blocking pool, never on the async executor. The turn comes first, so a
+    // login answered busy costs no store read either.
+    let turn = app.checks.turn(attempt.standing).await?;
     let lookup = username.clone();
     let account = if accounts::valid_username(&username) {
         ctx.read(move |conn| Ok(accounts::find(conn, &lookup)?))
@@ -77,11 +81,8 @@ pub async fn login(mut ctx: Ctx) -> ApiResult<Response> {
         None
     };
     let iterations = app.settings.pbkdf2_iterations;
-    // PBKDF2 is deliberately slow: a bounded number of checks at once, on the
-    // blocking pool, never on the async executor.
-    let verified = app
-        .checks
-        .run(attempt.standing, move || match &account {
+    let verified = turn
+        .run(move || match &account {
             Some(account) if password::verify(&account.password, &password) => {
                 Some(account.clone())
             }
