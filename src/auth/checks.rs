@@ -10,7 +10,9 @@
 //! server knows nothing about, then addresses with a recent failed login; and
 //! when the queue is full, a login gives its place up (503) to one of a better
 //! standing. So a crowd of wrong passwords cannot keep an account's owner, at
-//! an address that has not failed, from a turn.
+//! an address that has not failed, from a turn. One check more than the limit
+//! is kept for addresses that logged in lately ([`RESERVED_FOR_TRUSTED`]), so
+//! their logins do not even wait for a check already running.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -27,6 +29,10 @@ const RETRY_AFTER_SECS: u64 = 1;
 pub fn default_checks() -> usize {
     std::thread::available_parallelism().map_or(1, |n| (n.get() / 2).max(1))
 }
+
+/// Checks beyond `--login-checks` that only logins from addresses of
+/// [`Standing::Trusted`] may run.
+pub const RESERVED_FOR_TRUSTED: usize = 1;
 
 /// `--login-queue`'s default.
 pub const DEFAULT_QUEUE: usize = 16;
@@ -103,23 +109,35 @@ impl Inner {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// A check ended: the next waiter still waiting runs, else one fewer runs.
+    /// How many checks may run for a login of `standing`.
+    fn cap(&self, standing: Standing) -> usize {
+        if standing == Standing::Trusted {
+            self.limit + RESERVED_FOR_TRUSTED
+        } else {
+            self.limit
+        }
+    }
+
+    /// A check ended: waiters whose standing may run now do, best first.
     fn pass_on(self: &Arc<Self>) {
         let mut turns = self.turns();
+        turns.running -= 1;
         loop {
-            let next = turns.waiting.iter_mut().find_map(VecDeque::pop_front);
-            let Some(waiter) = next else {
-                turns.running -= 1;
-                return;
-            };
+            let running = turns.running;
+            let next = [Standing::Trusted, Standing::Unknown, Standing::Suspect]
+                .into_iter()
+                .filter(|&standing| running < self.cap(standing))
+                .find_map(|standing| turns.waiting[standing as usize].pop_front());
+            let Some(waiter) = next else { return };
+            turns.running += 1;
             let turn = Turn {
                 inner: self.clone(),
                 held: true,
             };
-            match waiter.send(turn) {
-                Ok(()) => return,
+            if let Err(mut unused) = waiter.send(turn) {
                 // That login is gone (its client hung up): the next one.
-                Err(mut unused) => unused.held = false,
+                unused.held = false;
+                turns.running -= 1;
             }
         }
     }
@@ -155,7 +173,10 @@ impl PasswordChecks {
         let waiting = {
             let mut turns = self.inner.turns();
             let queued = turns.queued();
-            if turns.running < self.inner.limit && queued == 0 {
+            let ahead = turns.waiting[..=standing as usize]
+                .iter()
+                .any(|w| !w.is_empty());
+            if turns.running < self.inner.cap(standing) && !ahead {
                 turns.running += 1;
                 return Ok(Turn {
                     inner: self.inner.clone(),
@@ -214,39 +235,74 @@ mod tests {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn at_most_the_limit_run_by_standing_and_a_full_queue_is_busy() {
-        use Standing::{Suspect, Trusted, Unknown};
+        use Standing::{Suspect, Unknown};
         let checks = PasswordChecks::new(1, 2);
         let order = Arc::new(Mutex::new(Vec::new()));
         let (first, first_task) = blocked(&checks, Suspect, "running", &order);
         settle().await;
         let (_s1, suspect_task) = blocked(&checks, Suspect, "suspect", &order);
-        settle().await;
-        let (unknown, unknown_task) = blocked(&checks, Unknown, "unknown", &order);
+        let (_s2, evicted_task) = blocked(&checks, Suspect, "suspect 2", &order);
         settle().await;
         // Full: another suspect is busy at once ...
         let refused = checks.run(Suspect, || ()).await;
         assert!(matches!(refused, Err(ApiError::Busy { .. })), "{refused:?}");
-        // ... while a trusted one takes the waiting suspect's place, and
-        // goes first.
-        let (trusted, trusted_task) = blocked(&checks, Trusted, "trusted", &order);
+        // ... while an unknown one takes the newest suspect's place.
+        let (u1, unknown_task) = blocked(&checks, Unknown, "unknown", &order);
+        settle().await;
+        let evicted = evicted_task.await.unwrap();
+        assert!(matches!(evicted, Err(ApiError::Busy { .. })), "{evicted:?}");
+        let (u2, unknown_too) = blocked(&checks, Unknown, "unknown 2", &order);
         settle().await;
         let evicted = suspect_task.await.unwrap();
         assert!(matches!(evicted, Err(ApiError::Busy { .. })), "{evicted:?}");
         // Full of better ones: busy.
+        let refused = checks.run(Suspect, || ()).await;
+        assert!(matches!(refused, Err(ApiError::Busy { .. })), "{refused:?}");
         let refused = checks.run(Unknown, || ()).await;
         assert!(matches!(refused, Err(ApiError::Busy { .. })), "{refused:?}");
         assert_eq!(*order.lock().unwrap(), ["running"]);
         drop(first);
         first_task.await.unwrap().unwrap();
         settle().await;
-        assert_eq!(*order.lock().unwrap(), ["running", "trusted"]);
-        drop(trusted);
-        trusted_task.await.unwrap().unwrap();
-        drop(unknown);
+        assert_eq!(*order.lock().unwrap(), ["running", "unknown"]);
+        drop(u1);
         unknown_task.await.unwrap().unwrap();
-        assert_eq!(*order.lock().unwrap(), ["running", "trusted", "unknown"]);
+        drop(u2);
+        unknown_too.await.unwrap().unwrap();
+        assert_eq!(*order.lock().unwrap(), ["running", "unknown", "unknown 2"]);
         // Everything was handed back: the next check runs at once.
         checks.run(Suspect, || ()).await.unwrap();
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_trusted_login_has_a_check_of_its_own_beyond_the_limit() {
+        let checks = PasswordChecks::new(1, 4);
+        let order = Arc::new(Mutex::new(Vec::new()));
+        let (busy, busy_task) = blocked(&checks, Standing::Suspect, "suspect", &order);
+        settle().await;
+        let (unknown, unknown_task) = blocked(&checks, Standing::Unknown, "unknown", &order);
+        let (trusted, trusted_task) = blocked(&checks, Standing::Trusted, "trusted", &order);
+        settle().await;
+        assert_eq!(*order.lock().unwrap(), ["suspect", "trusted"]);
+        // Another trusted one waits: one check is reserved, not more.
+        let (second, second_task) = blocked(&checks, Standing::Trusted, "second", &order);
+        settle().await;
+        assert_eq!(order.lock().unwrap().len(), 2);
+        // The trusted check ends: the waiting trusted one takes the reserve.
+        drop(trusted);
+        trusted_task.await.unwrap().unwrap();
+        settle().await;
+        assert_eq!(*order.lock().unwrap(), ["suspect", "trusted", "second"]);
+        drop(second);
+        second_task.await.unwrap().unwrap();
+        settle().await;
+        // Only the end of a regular check lets the unknown one run.
+        assert_eq!(order.lock().unwrap().len(), 3);
+        drop(busy);
+        busy_task.await.unwrap().unwrap();
+        drop(unknown);
+        unknown_task.await.unwrap().unwrap();
+        assert_eq!(order.lock().unwrap()[3], "unknown");
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

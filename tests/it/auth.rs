@@ -334,7 +334,9 @@ fn logins_beyond_the_bound_on_password_checks_are_busy_and_reads_keep_answering(
         let busy: Vec<_> = replies.iter().filter(|r| r.status == 503).collect();
         let checked = replies.iter().filter(|r| r.status == 401).count();
         assert_eq!(busy.len() + checked, 8);
-        assert!((1..=2).contains(&checked), "{checked} checked");
+        // At most one running, one more kept for an address that logged in
+        // lately (this one did: the admin's key), and one waiting.
+        assert!((1..=3).contains(&checked), "{checked} checked");
         for reply in busy {
             reply.assert_error(503, "busy");
             let retry: u64 = reply.header("retry-after").unwrap().parse().unwrap();
