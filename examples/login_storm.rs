@@ -67,6 +67,9 @@ fn ms(since: Instant) -> f64 {
     since.elapsed().as_secs_f64() * 1000.0
 }
 
+/// An attacker: its client address, and the username of its n-th attempt.
+type Attacker = (IpAddr, Box<dyn Fn(usize) -> String + Send>);
+
 struct Phase {
     reads: Vec<f64>,
     read_errors: usize,
@@ -123,7 +126,7 @@ fn run_phase(
     key: &str,
     password: &str,
     seconds: f64,
-    attackers: Vec<(IpAddr, Box<dyn Fn(usize) -> String + Send>)>,
+    attackers: Vec<Attacker>,
 ) -> Phase {
     let stop = Arc::new(AtomicBool::new(false));
     let attacks = Arc::new(Mutex::new([0usize; 4]));
@@ -232,20 +235,19 @@ fn main() {
             .expect("sessionId")
             .to_string()
     };
-    let attackers =
-        |third: u8, admin: bool| -> Vec<(IpAddr, Box<dyn Fn(usize) -> String + Send>)> {
-            (0..clients)
-                .map(|i| {
-                    let local = IpAddr::V4(Ipv4Addr::new(127, 0, third, i + 1));
-                    let name: Box<dyn Fn(usize) -> String + Send> = if admin {
-                        Box::new(|_| "admin".to_string())
-                    } else {
-                        Box::new(move |n| format!("spray-{third}-{i}-{n}"))
-                    };
-                    (local, name)
-                })
-                .collect()
-        };
+    let attackers = |third: u8, admin: bool| -> Vec<Attacker> {
+        (0..clients)
+            .map(|i| {
+                let local = IpAddr::V4(Ipv4Addr::new(127, 0, third, i + 1));
+                let name: Box<dyn Fn(usize) -> String + Send> = if admin {
+                    Box::new(|_| "admin".to_string())
+                } else {
+                    Box::new(move |n| format!("spray-{third}-{i}-{n}"))
+                };
+                (local, name)
+            })
+            .collect()
+    };
     let mut pass = true;
     for (label, attackers) in [
         ("quiet", Vec::new()),
