@@ -304,7 +304,7 @@ fn logins_beyond_the_bound_on_password_checks_are_busy_and_reads_keep_answering(
         "--login-queue",
         "1",
         "--pbkdf2-iterations",
-        "4000000",
+        "1000000",
     ]);
     let key = server.admin_key();
     let reading = std::sync::atomic::AtomicBool::new(true);
