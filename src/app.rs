@@ -15,6 +15,7 @@ use bytes::Bytes;
 use rusqlite::Connection;
 
 use crate::auth::check::{SessionCheck, SessionGuard, SessionLimits};
+use crate::auth::checks::PasswordChecks;
 use crate::auth::lockout::Lockout;
 use crate::auth::principal::{Access, Principal};
 use crate::db::Db;
@@ -56,6 +57,15 @@ pub struct Settings {
     /// The access log is on (`--access-log`, at log level info or finer):
     /// query values that are live keys are looked for, to be redacted.
     pub access_log: bool,
+    /// Password checks that may run at once (`--login-checks`).
+    pub login_checks: usize,
+    /// Logins that may wait for a check (`--login-queue`); more answer 503.
+    pub login_queue: usize,
+    /// Failed logins an address may make per minute (`--login-failures-per-minute`; 0: no limit).
+    pub login_failures_per_minute: u32,
+    /// Where `quayside user unlock` leaves its requests for this server
+    /// (`auth::lockout::unlock_requests_path` of the data file).
+    pub unlock_requests: Option<std::path::PathBuf>,
 }
 
 impl Default for Settings {
@@ -71,6 +81,10 @@ impl Default for Settings {
             cors: None,
             serve_active_content: false,
             access_log: false,
+            login_checks: crate::auth::checks::default_checks(),
+            login_queue: crate::auth::checks::DEFAULT_QUEUE,
+            login_failures_per_minute: crate::auth::lockout::DEFAULT_FAILURES_PER_MINUTE,
+            unlock_requests: None,
         }
     }
 }
@@ -452,6 +466,8 @@ pub struct App {
     pub db: Db,
     pub settings: Settings,
     pub lockout: Lockout,
+    /// The bound on password checks running and waiting (see [`crate::auth::checks`]).
+    pub checks: PasswordChecks,
     /// The session check and the sessions seen (see [`crate::auth::check`]).
     pub sessions: SessionCheck,
     /// Rendered answers kept until the next commit (see [`crate::db::cache`]).
@@ -475,8 +491,12 @@ impl App {
         Arc::new(App {
             sessions: SessionCheck::new(db.clone(), limits),
             db,
+            lockout: Lockout::new(
+                settings.login_failures_per_minute,
+                settings.unlock_requests.clone(),
+            ),
+            checks: PasswordChecks::new(settings.login_checks, settings.login_queue),
             settings,
-            lockout: Lockout::default(),
             reads: ReadCache::new(crate::db::cache::DEFAULT_BUDGET_BYTES),
             uploads,
             router,

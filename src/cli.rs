@@ -164,6 +164,18 @@ struct ServeArgs {
     /// sandboxed by their Content-Security-Policy.
     #[arg(long)]
     serve_active_content: bool,
+    /// Password checks (PBKDF2) that may run at once; default: half the cores,
+    /// at least one.
+    #[arg(long, default_value_t = crate::auth::checks::default_checks())]
+    login_checks: usize,
+    /// Logins that may wait for a password check; more are answered 503 with
+    /// Retry-After.
+    #[arg(long, default_value_t = crate::auth::checks::DEFAULT_QUEUE)]
+    login_queue: usize,
+    /// Failed logins one client address (an IPv6 /64) may make per minute, over
+    /// all usernames, before it is answered 429 with Retry-After; 0: no limit.
+    #[arg(long, default_value_t = crate::auth::lockout::DEFAULT_FAILURES_PER_MINUTE)]
+    login_failures_per_minute: u32,
     /// Wait after a webhook's first failed attempt, in ms; doubled after each further one.
     #[arg(long, hide = true, default_value_t = 30_000)]
     webhook_retry_base_ms: u64,
@@ -209,6 +221,8 @@ enum UserCommand {
     List,
     /// Remove an account; its sessions stop working at once.
     Remove { name: String },
+    /// Forget the account's failed logins, from every address, in the running server.
+    Unlock { name: String },
 }
 
 /// Runs the command line; returns the process exit code.
@@ -282,6 +296,10 @@ fn serve(data: &Path, log_level: LevelFilter, args: ServeArgs) -> CliResult {
         // Access lines are info lines: `--log-level warn` turns them off too.
         access_log: log_level >= LevelFilter::Info
             && args.access_log != crate::http::access_log::Target::Off,
+        login_checks: args.login_checks.max(1),
+        login_queue: args.login_queue,
+        login_failures_per_minute: args.login_failures_per_minute,
+        unlock_requests: Some(crate::auth::lockout::unlock_requests_path(data)),
     };
     let access_on = settings.access_log;
     ensure_first_admin(data, settings.pbkdf2_iterations)?;
@@ -589,6 +607,25 @@ fn user(data: &Path, command: UserCommand) -> CliResult {
                 return Err(format!("no account named `{name}`").into());
             }
             println!("removed {name}; its sessions no longer work");
+        }
+        UserCommand::Unlock { name } => {
+            if accounts::find(&conn, &name).map_err(sql)?.is_none() {
+                return Err(format!("no account named `{name}`").into());
+            }
+            // The lockout lives in the server's memory: the request goes in a
+            // file beside the data file, which the server reads before it
+            // refuses or slows down a login (one appended line, one write).
+            let requests = crate::auth::lockout::unlock_requests_path(data);
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&requests)
+                .and_then(|mut file| file.write_all(format!("{name}\n").as_bytes()))
+                .map_err(|e| format!("cannot write {}: {e}", requests.display()))?;
+            println!(
+                "unlocked {name}: a running server forgets its failed logins from every address \
+                 (a stopped one has none)"
+            );
         }
     }
     Ok(())

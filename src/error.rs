@@ -45,14 +45,19 @@ pub enum ApiError {
     RangeNotSatisfiable { size: u64 },
     /// 415: the body is not of a media type this route takes.
     UnsupportedMediaType(String),
-    /// 429: too many failed logins; retry after the given number of seconds.
-    TooManyRequests { retry_after_secs: u64 },
+    /// 429: too many failed logins from the client's address; retry after
+    /// the given number of seconds.
+    TooManyRequests {
+        retry_after_secs: u64,
+        reason: Throttle,
+    },
     /// 507: SQLite reported that the disk or the database file is full.
     StorageFull,
     /// 503: the server is shutting down or its writer is gone.
     Unavailable(String),
     /// 503: a bounded resource is in full use (`limit`: "32 uploads at
-    /// once"); the client tries again after `retry_after_secs`.
+    /// once", "2 password checks at once and 16 waiting"); the client tries
+    /// again after `retry_after_secs`.
     Busy {
         limit: String,
         retry_after_secs: u64,
@@ -63,6 +68,15 @@ pub enum ApiError {
 }
 
 pub type ApiResult<T> = Result<T, ApiError>;
+
+/// Why a login was refused with 429 (see `auth::lockout`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Throttle {
+    /// 5 failures for this username from this address within 5 minutes.
+    FailedLogins,
+    /// The address spent its budget of failed logins per minute.
+    Address,
+}
 
 /// Any error, kept whole: what [`ApiError::Internal`] holds.
 pub type BoxError = Box<dyn StdError + Send + Sync + 'static>;
@@ -169,6 +183,20 @@ impl ApiError {
         chain(self)
     }
 
+    /// Seconds a client should wait before trying again, for the answers
+    /// that say so (`Retry-After`).
+    pub fn retry_after_secs(&self) -> Option<u64> {
+        match self {
+            ApiError::TooManyRequests {
+                retry_after_secs, ..
+            }
+            | ApiError::Busy {
+                retry_after_secs, ..
+            } => Some(*retry_after_secs),
+            _ => None,
+        }
+    }
+
     pub fn status(&self) -> u16 {
         match self {
             ApiError::BadRequest { .. } => 400,
@@ -238,8 +266,18 @@ impl ApiError {
             ApiError::RangeNotSatisfiable { size } => {
                 format!("The requested range is outside the file ({size} bytes)")
             }
-            ApiError::TooManyRequests { retry_after_secs } => format!(
-                "Too many failed logins for this account; try again in {retry_after_secs} seconds"
+            ApiError::TooManyRequests {
+                retry_after_secs,
+                reason: Throttle::FailedLogins,
+            } => format!(
+                "Too many failed logins for this account from this address; try again in \
+                 {retry_after_secs} seconds"
+            ),
+            ApiError::TooManyRequests {
+                retry_after_secs,
+                reason: Throttle::Address,
+            } => format!(
+                "Too many failed logins from this address; try again in {retry_after_secs} seconds"
             ),
             ApiError::StorageFull => {
                 "The server's storage is full; nothing was written. Reads still work.".into()

@@ -9,6 +9,15 @@
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 
+/// `HOST:PORT` of `http://HOST:PORT`.
+fn host_of(base: &str) -> io::Result<String> {
+    Ok(base
+        .strip_prefix("http://")
+        .ok_or_else(|| io::Error::other(format!("not an http:// address: {base}")))?
+        .trim_end_matches('/')
+        .to_string())
+}
+
 /// One keep-alive connection to `http://HOST:PORT`.
 pub struct Conn {
     reader: BufReader<TcpStream>,
@@ -25,12 +34,32 @@ pub struct Head {
 impl Conn {
     /// `base` is `http://HOST:PORT` (no path).
     pub fn connect(base: &str) -> io::Result<Conn> {
-        let host = base
-            .strip_prefix("http://")
-            .ok_or_else(|| io::Error::other(format!("not an http:// address: {base}")))?
-            .trim_end_matches('/')
-            .to_string();
+        let host = host_of(base)?;
         let stream = TcpStream::connect(&host)?;
+        Conn::over(stream, host)
+    }
+
+    /// Like [`Conn::connect`], from the local address `local`: on Linux all
+    /// of 127/8 is loopback, so `127.0.0.2` is another client address to
+    /// the server (the login benchmark's clients).
+    pub fn connect_from(base: &str, local: std::net::IpAddr) -> io::Result<Conn> {
+        let host = host_of(base)?;
+        let server: std::net::SocketAddr = host
+            .parse()
+            .map_err(|_| io::Error::other(format!("not IP:PORT: {host}")))?;
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_io()
+            .build()?;
+        let stream = runtime.block_on(async {
+            let socket = tokio::net::TcpSocket::new_v4()?;
+            socket.bind((local, 0).into())?;
+            socket.connect(server).await?.into_std()
+        })?;
+        stream.set_nonblocking(false)?;
+        Conn::over(stream, host)
+    }
+
+    fn over(stream: TcpStream, host: String) -> io::Result<Conn> {
         stream.set_nodelay(true)?;
         Ok(Conn {
             reader: BufReader::with_capacity(256 * 1024, stream),

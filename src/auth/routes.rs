@@ -3,6 +3,7 @@
 use serde_json::json;
 
 use super::check::request_key;
+use super::lockout::Source;
 use super::{accounts, password, sessions};
 use crate::app::{Ctx, Endpoint, public, session};
 use crate::clock;
@@ -31,7 +32,14 @@ pub fn routes() -> Vec<Endpoint> {
                 )
                 .error(
                     429,
-                    Some("5 failed logins within 5 minutes for this username"),
+                    Some(
+                        "5 failed logins for this username from this address within 5 minutes, \
+                         or the address's budget of failed logins per minute is spent",
+                    ),
+                )
+                .error(
+                    503,
+                    Some("As many password checks as the server allows are running and waiting"),
                 ),
             login,
         ),
@@ -59,9 +67,12 @@ pub async fn login(mut ctx: Ctx) -> ApiResult<Response> {
         .map(|(_, value)| value.clone())
         .ok_or_else(|| crate::validate::missing("password"))?;
     let app = ctx.app.clone();
-    if let Err(retry_after_secs) = app.lockout.check(&username) {
-        return Err(ApiError::TooManyRequests { retry_after_secs });
-    }
+    let source = Source::of(ctx.req.remote().map(|address| address.ip()));
+    let attempt = app.lockout.admit(&username, source)?;
+    // PBKDF2 is deliberately slow: a bounded number of checks at once, on the
+    // blocking pool, never on the async executor. The turn comes first, so a
+    // login answered busy costs no store read either.
+    let turn = app.checks.turn(attempt.standing).await?;
     let lookup = username.clone();
     let account = if accounts::valid_username(&username) {
         ctx.read(move |conn| Ok(accounts::find(conn, &lookup)?))
@@ -70,24 +81,27 @@ pub async fn login(mut ctx: Ctx) -> ApiResult<Response> {
         None
     };
     let iterations = app.settings.pbkdf2_iterations;
-    // PBKDF2 is deliberately slow: keep it off the async executor.
-    let verified = tokio::task::spawn_blocking(move || match &account {
-        Some(account) if password::verify(&account.password, &password) => Some(account.clone()),
-        Some(_) => None,
-        None => {
-            password::verify_nothing(iterations, &password);
-            None
-        }
-    })
-    .await
-    .map_err(ApiError::internal)?;
+    let verified = turn
+        .run(move || match &account {
+            Some(account) if password::verify(&account.password, &password) => {
+                Some(account.clone())
+            }
+            Some(_) => None,
+            None => {
+                password::verify_nothing(iterations, &password);
+                None
+            }
+        })
+        .await?;
     let Some(account) = verified else {
-        app.lockout.record_failure(&username);
+        // The username's slowdown: a failed attempt on a username under
+        // attack is answered later; a right password never waits.
+        tokio::time::sleep(attempt.failed()).await;
         return Err(ApiError::Unauthorized(
             "Unknown user or wrong password".into(),
         ));
     };
-    app.lockout.clear(&username);
+    attempt.succeeded();
     let key = sessions::new_key();
     let now = clock::now_ms();
     let idle = app.settings.session_idle.as_millis() as i64;

@@ -79,7 +79,7 @@ impl Response {
     }
 
     /// The one rendering of an error: the contract's body, plus `Allow` on 405
-    /// and `Retry-After` on 429 and a busy 503. Internal detail goes to the log only.
+    /// and `Retry-After` on 429 and on a busy 503. Internal detail goes to the log only.
     pub fn error(err: &ApiError) -> Response {
         if let ApiError::Internal(_) = err {
             // The whole chain: what failed, and what made it fail underneath.
@@ -93,13 +93,10 @@ impl Response {
             ApiError::RangeNotSatisfiable { size } => {
                 response = response.header("content-range", &format!("bytes */{size}"));
             }
-            ApiError::TooManyRequests { retry_after_secs }
-            | ApiError::Busy {
-                retry_after_secs, ..
-            } => {
-                response = response.header("retry-after", &retry_after_secs.to_string());
-            }
             _ => {}
+        }
+        if let Some(secs) = err.retry_after_secs() {
+            response = response.header("retry-after", &secs.to_string());
         }
         response
     }

@@ -274,7 +274,8 @@ pub const ERRORS: &[(u16, &str, &str)] = &[
     (
         429,
         "TooManyRequests",
-        "Login lockout (`too_many_requests`)",
+        "Too many failed logins from the client's address (`too_many_requests`); \
+         `Retry-After` says when to try again",
     ),
     (
         500,
@@ -284,8 +285,8 @@ pub const ERRORS: &[(u16, &str, &str)] = &[
     (
         503,
         "Unavailable",
-        "The server is shutting down (`unavailable`), or serving its limit of uploads or \
-         connections at once (`busy`, with `Retry-After`)",
+        "The server is shutting down (`unavailable`), or serving its limit of uploads, \
+         connections or password checks at once (`busy`, with `Retry-After`)",
     ),
     (
         507,
@@ -344,7 +345,7 @@ pub fn headers() -> Value {
         ),
         "Content-Length": header("Bytes in this answer", "integer"),
         "Accept-Ranges": header("`bytes`", "string"),
-        "Retry-After": header("Seconds to wait", "integer"),
+        "Retry-After": header("Seconds to wait before trying again", "integer"),
         "Cache-Control": header(
             "`private, no-cache` on downloads: a browser may keep the bytes, and checks them \
              with `If-None-Match` before use (every API answer is `no-store`)",

@@ -361,6 +361,57 @@ impl Server {
             .to_string()
     }
 
+    /// Logs in from `local`, a loopback address of the test's choosing
+    /// (`127.0.0.2`, ...: all of 127/8 is loopback on Linux), so the server
+    /// sees the login come from another client address.
+    pub fn login_from(&self, local: &str, username: &str, password: &str) -> Reply {
+        let form = format!("password={}", urlencode(password));
+        let request = format!(
+            "POST /api/rest/1.0/sessions/{username} HTTP/1.1\r\nHost: {}\r\n\
+             Content-Type: application/x-www-form-urlencoded\r\nContent-Length: {}\r\n\
+             Connection: close\r\n\r\n{form}",
+            self.address(),
+            form.len()
+        );
+        let server: std::net::SocketAddr = self.address().parse().expect("server address");
+        let local: std::net::IpAddr = local.parse().expect("local address");
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_io()
+            .build()
+            .expect("runtime");
+        let mut stream = runtime
+            .block_on(async {
+                let socket = tokio::net::TcpSocket::new_v4()?;
+                socket.bind((local, 0).into())?;
+                socket.connect(server).await?.into_std()
+            })
+            .unwrap_or_else(|e| panic!("connect from {local}: {e}"));
+        stream.set_nonblocking(false).expect("blocking");
+        stream.write_all(request.as_bytes()).expect("send");
+        let mut raw = Vec::new();
+        std::io::Read::read_to_end(&mut stream, &mut raw).expect("answer");
+        let split = raw
+            .windows(4)
+            .position(|w| w == b"\r\n\r\n")
+            .expect("end of head");
+        let head = String::from_utf8_lossy(&raw[..split]).into_owned();
+        let mut lines = head.lines();
+        let status = lines
+            .next()
+            .and_then(|line| line.split_whitespace().nth(1))
+            .and_then(|code| code.parse().ok())
+            .expect("status line");
+        let headers = lines
+            .filter_map(|line| line.split_once(':'))
+            .map(|(name, value)| (name.to_string(), value.trim().to_string()))
+            .collect();
+        Reply {
+            status,
+            headers,
+            body: raw[split + 4..].to_vec(),
+        }
+    }
+
     pub fn admin_key(&self) -> String {
         self.login("admin", ADMIN_PASSWORD)
     }
