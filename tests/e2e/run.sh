@@ -82,7 +82,7 @@ fi
 
 for run in $(seq 1 "$repeat"); do
     echo "== node --test (console end-to-end, $QUAYSIDE_BIN): run $run of $repeat"
-    if ! node --test --test-concurrency=1 format.test.js events.test.js console.test.js record.test.js invite.test.js; then
+    if ! node --test --test-concurrency=1 format.test.js events.test.js console.test.js record.test.js invite.test.js content.test.js; then
         echo "== run $run of $repeat failed, after $((run - 1)) green runs in a row" >&2
         exit 1
     fi

@@ -20,16 +20,17 @@ export function binary() {
 
 /**
  * Starts `quayside serve` on a fresh data file in a temporary directory.
+ * `args`: more options of `serve` (e.g. `['--serve-active-content']`).
  * Answers `{base, dir, log, logText(), addUser(name, password, extra), stop()}`.
  */
-export async function startServer() {
+export async function startServer(args = []) {
   const bin = binary();
   if (!fs.existsSync(bin)) throw new Error(`no quayside binary at ${bin}; build it with cargo build or set QUAYSIDE_BIN`);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'quayside-e2e-'));
   const log = path.join(dir, 'server.log');
   const logFd = fs.openSync(log, 'a');
   const data = path.join(dir, 'e2e.db');
-  const child = spawn(bin, ['serve', '--listen', '127.0.0.1:0', '--data', data], {
+  const child = spawn(bin, ['serve', '--listen', '127.0.0.1:0', '--data', data, ...args], {
     env: { ...process.env, QUAYSIDE_ADMIN_PASSWORD: ADMIN_PASSWORD, QUAYSIDE_PBKDF2_ITERATIONS: '1000' },
     stdio: ['ignore', 'pipe', logFd],
   });
