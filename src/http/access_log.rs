@@ -7,6 +7,9 @@
 //! `PIPE_BUF` bytes and cut at line ends, so that lines never interleave with
 //! the server's other log lines on a shared pipe (journald) or file.
 //!
+//! A line reads `TIME [INFO] access: CLIENT METHOD TARGET STATUS DURATIONms`, as
+//! it did when the general logger wrote it, so what reads the log still works.
+//!
 //! Requests never wake the writer and never wait for it: when the queue is
 //! full, the line is dropped and counted, and the writer reports the count in
 //! one warning (`access log: N lines dropped ...`) when it next drains. A
@@ -124,7 +127,7 @@ impl AccessLog {
         self.inner.is_some()
     }
 
-    /// Queues one request's line: `REMOTE METHOD TARGET STATUS ELAPSEDms`. The
+    /// Queues one request's line: `access: REMOTE METHOD TARGET STATUS ELAPSEDms`. The
     /// target must already be redacted.
     pub fn record(
         &self,
@@ -137,7 +140,7 @@ impl AccessLog {
         let Some(inner) = &self.inner else { return };
         let mut line = String::with_capacity(96 + target.len());
         push_timestamp(&mut line);
-        line.push_str(" [INFO] ");
+        line.push_str(" [INFO] access: ");
         let _ = write!(line, "{remote}");
         line.push(' ');
         line.push_str(method);

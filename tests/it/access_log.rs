@@ -6,10 +6,10 @@ use std::process::Command;
 
 use crate::common::{Server, wait_for_file};
 
-/// Access lines of a log: `TIME [INFO] REMOTE METHOD TARGET STATUS MSms`.
+/// Access lines of a log: `TIME [INFO] access: REMOTE METHOD TARGET STATUS MSms`.
 fn access_lines(log: &str) -> Vec<&str> {
     log.lines()
-        .filter(|l| l.contains(" [INFO] 127.0.0.1:") && l.ends_with("ms"))
+        .filter(|l| l.contains(" [INFO] access: 127.0.0.1:") && l.ends_with("ms"))
         .collect()
 }
 
@@ -42,18 +42,19 @@ fn every_request_gets_one_whole_line_with_its_key_redacted() {
     assert_eq!(lines.len(), 42, "{log}");
     for (i, line) in lines[1..41].iter().enumerate() {
         let fields: Vec<&str> = line.split(' ').collect();
-        assert_eq!(fields.len(), 7, "{line}");
+        assert_eq!(fields.len(), 8, "{line}");
         assert_eq!(fields[0].len(), "2026-11-24T01:06:19.123Z".len(), "{line}");
         assert!(fields[0].ends_with('Z'), "{line}");
         assert_eq!(fields[1], "[INFO]");
-        assert_eq!(fields[3], "GET");
+        assert_eq!(fields[2], "access:");
+        assert_eq!(fields[4], "GET");
         assert_eq!(
-            fields[4],
+            fields[5],
             format!("/api/rest/1.0/ports?page={}&api_key=REDACTED", i + 1)
         );
-        assert_eq!(fields[5], "200");
+        assert_eq!(fields[6], "200");
         assert!(
-            fields[6].trim_end_matches("ms").parse::<f64>().is_ok(),
+            fields[7].trim_end_matches("ms").parse::<f64>().is_ok(),
             "{line}"
         );
     }
