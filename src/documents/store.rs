@@ -300,21 +300,14 @@ fn scalar_paths(fields: &'static [kinds::Field], prefix: &str, out: &mut Vec<Str
 /// A document body as a client reads it: quality results show references as
 /// `{id, xref, name}`.
 pub fn readable_body(conn: &Connection, doc: &Document) -> rusqlite::Result<Value> {
-    readable_body_with(doc, |ids| {
+    readable(doc.kind, doc.body.clone(), |ids| {
         crate::catalogs::store::get_many(conn, &doc.workspace_id, ids)
     })
 }
 
-/// [`readable_body`], with the catalog items of the document's workspace
-/// found by `items` (the change log keeps the ones it has read).
-pub fn readable_body_with(
-    doc: &Document,
-    items: impl FnOnce(&[String]) -> rusqlite::Result<Vec<crate::catalogs::CatalogItem>>,
-) -> rusqlite::Result<Value> {
-    readable(doc.kind, doc.body.clone(), items)
-}
-
-/// A body of `kind` as it reads, taking the stored one (no copy).
+/// A body of `kind` as it reads, taking the stored one (no copy), with the
+/// catalog items of its workspace found by `items` (a write's own, or those
+/// the change log keeps).
 pub fn readable(
     kind: &'static Kind,
     mut body: serde_json::Map<String, Value>,
