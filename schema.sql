@@ -76,6 +76,7 @@ CREATE TABLE organizations (
     updated_at  INTEGER NOT NULL
 );
 CREATE INDEX organizations_audience ON organizations (audience);
+CREATE INDEX organizations_created ON organizations (created_at, id);
 
 -- A collaboration space of a client and a vendor organization.
 CREATE TABLE workspaces (
@@ -90,6 +91,7 @@ CREATE TABLE workspaces (
 );
 CREATE INDEX workspaces_client ON workspaces (client_id);
 CREATE INDEX workspaces_vendor ON workspaces (vendor_id);
+CREATE INDEX workspaces_created ON workspaces (created_at, id);
 
 -- Jobs and the four kinds of document that attach to a job. `body` is the
 -- document as JSON, with catalog references stored as record ids.
@@ -104,8 +106,46 @@ CREATE TABLE documents (
     created_at   INTEGER NOT NULL,
     updated_at   INTEGER NOT NULL
 );
-CREATE INDEX documents_workspace ON documents (workspace_id, kind, created_at);
-CREATE INDEX documents_job ON documents (job_id, kind);
+-- The lists (version 7): one index per access path, so that no plan depends
+-- on the planner's statistics: the jobs of a workspace (partial on
+-- kind = 'job', which the list's SQL names literally) and the documents of a
+-- job; the fields clients filter and sort on each have an expression index
+-- naming the JSON path literally, as the lists' SQL does (src/listing.rs),
+-- ending in (created_at, id): the default order and every sort's tiebreak.
+-- `documents::kinds` lists each kind's indexed fields (`Kind::indexed`).
+CREATE INDEX documents_jobs ON documents (workspace_id, created_at, id) WHERE kind = 'job';
+CREATE INDEX documents_jobs_xref
+    ON documents (workspace_id, json_extract(body, '$.xref'), created_at, id) WHERE kind = 'job';
+CREATE INDEX documents_jobs_ref_number
+    ON documents (workspace_id, json_extract(body, '$.refNumber'), created_at, id) WHERE kind = 'job';
+CREATE INDEX documents_jobs_status
+    ON documents (workspace_id, json_extract(body, '$.status'), created_at, id) WHERE kind = 'job';
+CREATE INDEX documents_jobs_activity
+    ON documents (workspace_id, json_extract(body, '$.activity'), created_at, id) WHERE kind = 'job';
+CREATE INDEX documents_jobs_eta
+    ON documents (workspace_id, json_extract(body, '$.eta'), created_at, id) WHERE kind = 'job';
+CREATE INDEX documents_jobs_etc
+    ON documents (workspace_id, json_extract(body, '$.etc'), created_at, id) WHERE kind = 'job';
+CREATE INDEX documents_jobs_parent
+    ON documents (workspace_id, json_extract(body, '$.parent'), created_at, id) WHERE kind = 'job';
+-- The status filter with the sorts clients pair it with (the console's job
+-- list filters by status).
+CREATE INDEX documents_jobs_status_eta
+    ON documents (workspace_id, json_extract(body, '$.status'), json_extract(body, '$.eta'),
+                  created_at, id) WHERE kind = 'job';
+CREATE INDEX documents_of_job ON documents (job_id, kind, created_at, id) WHERE job_id IS NOT NULL;
+CREATE INDEX documents_quality_status
+    ON documents (job_id, kind, json_extract(body, '$.status'), created_at, id)
+    WHERE kind = 'qualityResult';
+CREATE INDEX documents_quality_set_number
+    ON documents (job_id, kind, json_extract(body, '$.setNumber'), created_at, id)
+    WHERE kind = 'qualityResult';
+CREATE INDEX documents_quality_date
+    ON documents (job_id, kind, json_extract(body, '$.date'), created_at, id)
+    WHERE kind = 'qualityResult';
+CREATE INDEX documents_quantity_date
+    ON documents (job_id, kind, json_extract(body, '$.date'), created_at, id)
+    WHERE kind = 'quantityResult';
 -- One quantity result per direction per job.
 CREATE UNIQUE INDEX documents_quantity_direction
     ON documents (job_id, json_extract(body, '$.direction'))
@@ -125,7 +165,8 @@ CREATE TABLE catalog_items (
 );
 CREATE UNIQUE INDEX catalog_items_xref ON catalog_items (workspace_id, catalog, xref)
     WHERE xref IS NOT NULL AND xref <> '';
-CREATE INDEX catalog_items_name ON catalog_items (workspace_id, catalog, name_folded);
+CREATE INDEX catalog_items_list ON catalog_items (workspace_id, catalog, created_at, id);
+CREATE INDEX catalog_items_name ON catalog_items (workspace_id, catalog, name_folded, created_at, id);
 
 -- Which catalog items a document refers to, so that a referenced item cannot be deleted.
 CREATE TABLE document_refs (
@@ -148,7 +189,7 @@ CREATE TABLE synonyms (
 );
 CREATE UNIQUE INDEX synonyms_pair
     ON synonyms (min(base_item, linked_item), max(base_item, linked_item));
-CREATE INDEX synonyms_workspace ON synonyms (workspace_id, catalog);
+CREATE INDEX synonyms_workspace ON synonyms (workspace_id, catalog, created_at, id);
 CREATE INDEX synonyms_linked ON synonyms (linked_item);
 
 -- Stored bytes, in chunks. A blob is `complete` only once every chunk is in;
@@ -182,7 +223,7 @@ CREATE TABLE attachments (
     created_at              INTEGER NOT NULL,
     updated_at              INTEGER NOT NULL
 );
-CREATE INDEX attachments_document ON attachments (document_id, created_at);
+CREATE INDEX attachments_document ON attachments (document_id, created_at, id);
 
 -- Version 3: the change log (src/changes/). One entry per change of a record,
 -- appended in the same transaction as the change; `seq` is the feeds' cursor.
@@ -271,7 +312,7 @@ CREATE TABLE webhook_deliveries (
     created_at    INTEGER NOT NULL,
     updated_at    INTEGER NOT NULL
 );
-CREATE INDEX webhook_deliveries_webhook ON webhook_deliveries (webhook_id, created_at);
+CREATE INDEX webhook_deliveries_webhook ON webhook_deliveries (webhook_id, created_at, id);
 CREATE INDEX webhook_deliveries_queued ON webhook_deliveries (webhook_id) WHERE outcome = 'queued';
 
 -- Version 5: party consent (src/workspaces/). A workspace that names another

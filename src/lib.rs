@@ -4,6 +4,7 @@
 pub mod app;
 pub mod attachments;
 pub mod auth;
+pub mod base64url;
 pub mod catalogs;
 pub mod changes;
 pub mod cli;

@@ -279,14 +279,16 @@ fn load(conn: &Connection, scope: &Scope, view: View, target: &Target) -> ApiRes
 pub async fn list(ctx: Ctx, view: View) -> ApiResult<Response> {
     let query = listing::parse(ctx.req.query_pairs(), view.generation(), &FIELDS, &[])?;
     let target = target(&ctx, view);
-    let (total, items) = ctx
+    let carry = query.carry.clone();
+    let page = ctx
         .read_in(move |conn, scope| {
             let doc = locate(conn, scope, view, &target)?;
             Ok(store::list(conn, &doc.id, &query)?)
         })
         .await?;
-    let rendered: Vec<_> = items.iter().map(|a| view.render(a)).collect();
-    Ok(Response::json(200, &rendered).header("x-total-count", &total.to_string()))
+    Ok(page
+        .map(|a| view.render(&a))
+        .respond(ctx.req.path(), &carry))
 }
 
 /// Optional v2 upload details, from the query string.

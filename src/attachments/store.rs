@@ -4,13 +4,20 @@ use rusqlite::types::Value as SqlValue;
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::Attachment;
-use crate::listing::{ListQuery, fetch_page};
+use crate::listing::{ListQuery, Page, fetch_page};
 
-const SELECT: &str = "SELECT a.id AS id, a.workspace_id, a.document_id, a.blob_id, a.caption, a.format, \
-    b.size, b.sha256, a.client_reference_number, a.vendor_reference_number, a.description, \
-    a.created_at AS created_at, a.updated_at AS updated_at \
-    FROM attachments a JOIN blobs b ON b.id = a.blob_id";
-const FROM: &str = "FROM attachments a JOIN blobs b ON b.id = a.blob_id";
+/// The columns `from_row` reads, the size and digest from the blobs table
+/// `blobs` (a subquery, not a join: `id` and `created_at` name one column
+/// each, for sorting and paging).
+fn columns(blobs: &str) -> String {
+    format!(
+        "a.id, a.workspace_id, a.document_id, a.blob_id, a.caption, a.format, \
+         (SELECT size FROM {blobs} b WHERE b.id = a.blob_id), \
+         (SELECT sha256 FROM {blobs} b WHERE b.id = a.blob_id), \
+         a.client_reference_number, a.vendor_reference_number, a.description, \
+         a.created_at, a.updated_at"
+    )
+}
 
 fn from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Attachment> {
     Ok(Attachment {
@@ -31,9 +38,12 @@ fn from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Attachment> {
 }
 
 pub fn get(conn: &Connection, document: &str, id: &str) -> rusqlite::Result<Option<Attachment>> {
-    conn.prepare_cached(&format!("{SELECT} WHERE a.id = ?1 AND a.document_id = ?2"))?
-        .query_row(params![id, document], from_row)
-        .optional()
+    conn.prepare_cached(&format!(
+        "SELECT {} FROM attachments a WHERE a.id = ?1 AND a.document_id = ?2",
+        columns("blobs")
+    ))?
+    .query_row(params![id, document], from_row)
+    .optional()
 }
 
 /// An attachment row of `table` (`attachments`, or the change log's copy of a
@@ -45,14 +55,12 @@ pub fn get_from(
     blobs: &str,
     id: &str,
 ) -> rusqlite::Result<Option<Attachment>> {
-    let select = SELECT.replacen(
-        "FROM attachments a JOIN blobs b",
-        &format!("FROM {table} a JOIN {blobs} b"),
-        1,
-    );
-    conn.prepare_cached(&format!("{select} WHERE a.id = ?1"))?
-        .query_row([id], from_row)
-        .optional()
+    conn.prepare_cached(&format!(
+        "SELECT {} FROM {table} a WHERE a.id = ?1",
+        columns(blobs)
+    ))?
+    .query_row([id], from_row)
+    .optional()
 }
 
 pub fn insert(conn: &Connection, a: &Attachment) -> rusqlite::Result<()> {
@@ -88,12 +96,12 @@ pub fn list(
     conn: &Connection,
     document: &str,
     query: &ListQuery,
-) -> rusqlite::Result<(i64, Vec<Attachment>)> {
+) -> rusqlite::Result<Page<Attachment>> {
     let params = vec![SqlValue::Text(document.to_string())];
     fetch_page(
         conn,
-        SELECT,
-        FROM,
+        &columns("blobs"),
+        "FROM attachments a",
         "a.document_id = ?",
         params,
         query,

@@ -74,7 +74,7 @@ pub fn random_password() -> String {
     SystemRandom::new()
         .fill(&mut bytes)
         .expect("the system random source failed");
-    super::base64url(&bytes)
+    crate::base64url::encode(&bytes)
 }
 
 #[cfg(test)]

@@ -20,7 +20,7 @@ pub fn new_key() -> NewKey {
     SystemRandom::new()
         .fill(&mut bytes)
         .expect("the system random source failed");
-    let key = super::base64url(&bytes);
+    let key = crate::base64url::encode(&bytes);
     debug_assert!(looks_like_key(&key));
     let hash = hash_key(&key);
     NewKey { key, hash }

@@ -206,17 +206,16 @@ fn parse_item(body: &Value) -> ApiResult<ItemInput> {
 pub async fn list(ctx: Ctx) -> ApiResult<Response> {
     let query = listing::parse(ctx.req.query_pairs(), Generation::Older, &FIELDS, &[])?;
     let name = ctx.req.param("catalog").to_string();
-    let (total, items) = ctx
+    let carry = query.carry.clone();
+    let page = ctx
         .read_in(move |conn, ws| {
             let catalog = CatalogName::parse(&name)?;
             Ok(store::list(conn, ws.id(), catalog, &query)?)
         })
         .await?;
-    let rendered: Vec<_> = items
-        .iter()
+    Ok(page
         .map(|i| envelope::older(&i.id, i.body()))
-        .collect();
-    Ok(Response::json(200, &rendered).header("x-total-count", &total.to_string()))
+        .respond(ctx.req.path(), &carry))
 }
 
 /// `POST .../catalogs/{catalog}`: 409 when the xref is taken.
@@ -317,7 +316,8 @@ pub async fn list_synonyms(ctx: Ctx) -> ApiResult<Response> {
     let query = listing::parse(ctx.req.query_pairs(), Generation::Older, &NO_FIELDS, &[])?;
     let name = ctx.req.param("catalog").to_string();
     let record = ctx.req.param("recordId").to_string();
-    let (total, ids) = ctx
+    let carry = query.carry.clone();
+    let page = ctx
         .read_in(move |conn, ws| {
             let catalog = CatalogName::parse(&name)?;
             let item = load_item(conn, ws, catalog, &record)?;
@@ -325,15 +325,11 @@ pub async fn list_synonyms(ctx: Ctx) -> ApiResult<Response> {
                 workspace: ws.id(),
                 item: &item.id,
             };
-            let (total, links) = synonyms::list(conn, &scope, &query)?;
-            let ids: Vec<String> = links
-                .iter()
-                .map(|l| l.other(&item.id).to_string())
-                .collect();
-            Ok((total, ids))
+            let links = synonyms::list(conn, &scope, &query)?;
+            Ok(links.map(|l| l.other(&item.id).to_string()))
         })
         .await?;
-    Ok(Response::json(200, &ids).header("x-total-count", &total.to_string()))
+    Ok(page.respond(ctx.req.path(), &carry))
 }
 
 /// Links two records of one catalog: 201 with the new link, or 200 with the
@@ -468,7 +464,8 @@ pub async fn v2_workspace_synonyms(ctx: Ctx) -> ApiResult<Response> {
         ),
         None => None,
     };
-    let (total, links) = ctx
+    let carry = query.carry.clone();
+    let page = ctx
         .read_in(move |conn, ws| {
             let scope = Scope::Workspace {
                 workspace: ws.id(),
@@ -477,8 +474,9 @@ pub async fn v2_workspace_synonyms(ctx: Ctx) -> ApiResult<Response> {
             Ok(synonyms::list(conn, &scope, &query)?)
         })
         .await?;
-    let rendered: Vec<_> = links.iter().map(|l| l.render(Generation::V2)).collect();
-    Ok(Response::json(200, &rendered).header("x-total-count", &total.to_string()))
+    Ok(page
+        .map(|l| l.render(Generation::V2))
+        .respond(ctx.req.path(), &carry))
 }
 
 /// The v2 path's catalog (`xtype`) and record (`xref_id`).
@@ -498,7 +496,8 @@ fn xref_path(ctx: &Ctx) -> XrefPath {
 pub async fn v2_record_synonyms(ctx: Ctx) -> ApiResult<Response> {
     let query = listing::parse(ctx.req.query_pairs(), Generation::V2, &NO_FIELDS, &[])?;
     let path = xref_path(&ctx);
-    let (total, links) = ctx
+    let carry = query.carry.clone();
+    let page = ctx
         .read_in(move |conn, ws| {
             let catalog = CatalogName::parse(&path.xtype)?;
             let item = load_item(conn, ws, catalog, &path.record)?;
@@ -509,8 +508,9 @@ pub async fn v2_record_synonyms(ctx: Ctx) -> ApiResult<Response> {
             Ok(synonyms::list(conn, &scope, &query)?)
         })
         .await?;
-    let rendered: Vec<_> = links.iter().map(|l| l.render(Generation::V2)).collect();
-    Ok(Response::json(200, &rendered).header("x-total-count", &total.to_string()))
+    Ok(page
+        .map(|l| l.render(Generation::V2))
+        .respond(ctx.req.path(), &carry))
 }
 
 /// `POST /v2/workspaces/{workspace_id}/xrefs/{xtype}/{xref_id}/synonyms/{linked_item_id}`.

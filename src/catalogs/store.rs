@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::{CatalogItem, CatalogName};
 use crate::error::{ApiError, ApiResult};
-use crate::listing::{ListQuery, fetch_page};
+use crate::listing::{FieldSql, ListQuery, Page, fetch_page};
 use crate::validate::{kind_of, optional_string, unknown_field};
 
 const COLUMNS: &str = "id, workspace_id, catalog, name, xref, owner_party, created_at, updated_at";
@@ -85,6 +85,11 @@ pub fn get_many(
     .collect()
 }
 
+/// The condition of the partial index `catalog_items_xref`, written out so
+/// that a lookup by a bound xref can use it (SQLite cannot tell that a bound
+/// value is not empty).
+const XREF_INDEXED: &str = "AND xref IS NOT NULL AND xref <> ''";
+
 fn find_by_xref(
     conn: &Connection,
     workspace: &str,
@@ -92,7 +97,8 @@ fn find_by_xref(
     xref: &str,
 ) -> rusqlite::Result<Option<CatalogItem>> {
     conn.prepare_cached(&format!(
-        "SELECT {COLUMNS} FROM catalog_items WHERE workspace_id = ?1 AND catalog = ?2 AND xref = ?3"
+        "SELECT {COLUMNS} FROM catalog_items WHERE workspace_id = ?1 AND catalog = ?2 AND xref = ?3 \
+         {XREF_INDEXED}"
     ))?
     .query_row(params![workspace, catalog.key(), xref], from_row)
     .optional()
@@ -190,18 +196,24 @@ pub fn list(
     workspace: &str,
     catalog: CatalogName,
     query: &ListQuery,
-) -> rusqlite::Result<(i64, Vec<CatalogItem>)> {
+) -> rusqlite::Result<Page<CatalogItem>> {
     let params = vec![
         SqlValue::Text(workspace.to_string()),
         SqlValue::Text(catalog.key().to_string()),
     ];
-    let select = format!("SELECT {COLUMNS} FROM catalog_items");
-    let condition = "workspace_id = ? AND catalog = ?";
+    let mut condition = String::from("workspace_id = ? AND catalog = ?");
+    let by_xref = query.filters.iter().any(|(field, value)| {
+        *field == FieldSql::Column("xref") && !matches!(value, SqlValue::Text(x) if x.is_empty())
+    });
+    if by_xref {
+        condition.push(' ');
+        condition.push_str(XREF_INDEXED);
+    }
     fetch_page(
         conn,
-        &select,
+        COLUMNS,
         "FROM catalog_items",
-        condition,
+        &condition,
         params,
         query,
         from_row,

@@ -7,7 +7,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::{Value, json};
 
 use crate::envelope::Entity;
-use crate::listing::{ListQuery, fetch_page};
+use crate::listing::{ListQuery, Page, fetch_page};
 
 pub const ENTITY_TYPE: &str = "svc.hub.synonym";
 
@@ -119,7 +119,7 @@ pub fn list(
     conn: &Connection,
     scope: &Scope<'_>,
     query: &ListQuery,
-) -> rusqlite::Result<(i64, Vec<Synonym>)> {
+) -> rusqlite::Result<Page<Synonym>> {
     let (condition, params) = match scope {
         Scope::Workspace { workspace, catalog } => {
             let mut params = vec![SqlValue::Text(workspace.to_string())];
@@ -139,10 +139,9 @@ pub fn list(
             ],
         ),
     };
-    let select = format!("SELECT {COLUMNS} FROM synonyms");
     fetch_page(
         conn,
-        &select,
+        COLUMNS,
         "FROM synonyms",
         &condition,
         params,

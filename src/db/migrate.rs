@@ -17,7 +17,7 @@ pub const SCHEMA: &str = include_str!("../../schema.sql");
 
 /// The version `schema.sql` describes. Raise it with every schema change and add
 /// the step that takes version `CURRENT_VERSION - 1` to it.
-pub const CURRENT_VERSION: i64 = 6;
+pub const CURRENT_VERSION: i64 = 7;
 
 /// Step `i` takes a file from version `i + 1` to `i + 2`.
 const STEPS: &[&str] = &[
@@ -26,6 +26,7 @@ const STEPS: &[&str] = &[
     include_str!("migrations/0004_webhooks.sql"),
     include_str!("migrations/0005_consent.sql"),
     include_str!("migrations/0006_auto_vacuum.sql"),
+    include_str!("migrations/0007_list_indexes.sql"),
 ];
 
 const _: () = assert!(STEPS.len() as i64 == CURRENT_VERSION - 1);
@@ -112,7 +113,9 @@ pub fn ensure_incremental_vacuum(conn: &Connection) -> Result<(), MigrateError> 
     let pages: i64 = conn
         .query_row("PRAGMA page_count", [], |row| row.get(0))
         .unwrap_or(0);
-    if pages > 64 {
+    // A new file (its schema alone is some 80 pages) is rebuilt in an
+    // instant; an old one with records deserves a word.
+    if pages > 256 {
         log::info!(
             "rebuilding the data file ({pages} pages) in incremental auto-vacuum mode; \
              this happens once"
@@ -148,6 +151,10 @@ fn migrate_schema(conn: &mut Connection) -> Result<(), MigrateError> {
         }
         tx.execute_batch(SCHEMA).map_err(sql("create the schema"))?;
     } else {
+        log::info!(
+            "bringing the data file from schema version {version} to {CURRENT_VERSION}; \
+             on a large file this can take a while (once)"
+        );
         for (step, sql) in STEPS.iter().enumerate().skip((version - 1) as usize) {
             tx.execute_batch(sql).map_err(|source| MigrateError::Step {
                 to: step as i64 + 2,

@@ -68,6 +68,9 @@ pub struct Kind {
     pub patch_shape: Shape,
     /// Quality results read references back as `{id, xref, name}`.
     pub expand_references: bool,
+    /// The fields a list filters on by an index (`schema.sql`, version 7):
+    /// a filter on any other field reads every document the list holds.
+    pub indexed: &'static [&'static str],
 }
 
 impl Kind {
@@ -153,6 +156,15 @@ pub static JOB: Kind = Kind {
     get_shape: Shape::Body,
     patch_shape: Shape::Body,
     expand_references: false,
+    indexed: &[
+        "xref",
+        "refNumber",
+        "status",
+        "activity",
+        "eta",
+        "etc",
+        "parent",
+    ],
 };
 
 pub static LOAD_PORT_INFORMATION: Kind = Kind {
@@ -173,6 +185,7 @@ pub static LOAD_PORT_INFORMATION: Kind = Kind {
     get_shape: Shape::Body,
     patch_shape: Shape::Body,
     expand_references: false,
+    indexed: &[],
 };
 
 pub static QUANTITY_RESULT: Kind = Kind {
@@ -204,6 +217,7 @@ pub static QUANTITY_RESULT: Kind = Kind {
     get_shape: Shape::Body,
     patch_shape: Shape::Envelope,
     expand_references: false,
+    indexed: &["date", "direction"],
 };
 
 pub static QUALITY_RESULT: Kind = Kind {
@@ -251,6 +265,7 @@ pub static QUALITY_RESULT: Kind = Kind {
     get_shape: Shape::EnvelopeInArray,
     patch_shape: Shape::Body,
     expand_references: true,
+    indexed: &["status", "setNumber", "date"],
 };
 
 pub static TIMELOG: Kind = Kind {
@@ -273,6 +288,7 @@ pub static TIMELOG: Kind = Kind {
     get_shape: Shape::Body,
     patch_shape: Shape::Body,
     expand_references: false,
+    indexed: &[],
 };
 
 /// Every kind; the four after the job attach to a job.

@@ -190,24 +190,21 @@ pub async fn list(ctx: Ctx, kind: &'static Kind) -> ApiResult<Response> {
         &[],
     )?;
     let target = target(&ctx, kind, false);
-    let (total, items) = ctx
+    let carry = query.carry.clone();
+    let page = ctx
         .read_in(move |conn, scope| {
             let job = job(conn, scope, &target)?;
-            let (total, docs) = store::list(
+            let docs = store::list(
                 conn,
                 scope.id(),
                 kind,
                 job.as_ref().map(|j| j.id.as_str()),
                 &query,
             )?;
-            let items = docs
-                .iter()
-                .map(|doc| Ok(envelope::older(&doc.id, store::readable_body(conn, doc)?)))
-                .collect::<ApiResult<Vec<_>>>()?;
-            Ok((total, items))
+            docs.try_map(|doc| Ok(envelope::older(&doc.id, store::readable_body(conn, &doc)?)))
         })
         .await?;
-    Ok(Response::json(200, &items).header("x-total-count", &total.to_string()))
+    Ok(page.respond(ctx.req.path(), &carry))
 }
 
 /// Validates a full body (create, or PATCH after merging), resolving catalog

@@ -8,7 +8,7 @@ use super::kinds::{self, Kind, Type};
 use super::{Document, schema};
 use crate::catalogs::CatalogItem;
 use crate::error::ApiResult;
-use crate::listing::{FieldSql, FieldType, Fields, ListQuery, fetch_page};
+use crate::listing::{FieldSql, FieldType, Fields, ListQuery, Page, fetch_page};
 
 const COLUMNS: &str = "id, workspace_id, kind, job_id, body, created_at, updated_at";
 
@@ -244,19 +244,28 @@ pub fn list(
     kind: &Kind,
     job: Option<&str>,
     query: &ListQuery,
-) -> rusqlite::Result<(i64, Vec<Document>)> {
-    let params = vec![
-        SqlValue::Text(workspace.to_string()),
-        SqlValue::Text(kind.key.to_string()),
-        job.map_or(SqlValue::Null, |j| SqlValue::Text(j.to_string())),
-    ];
-    let select = format!("SELECT {COLUMNS} FROM documents");
-    let condition = "workspace_id = ? AND kind = ? AND job_id IS ?";
+) -> rusqlite::Result<Page<Document>> {
+    // The kind is named literally (a key from the kind table): the partial
+    // indexes of the lists (`WHERE kind = 'job'`, ...) apply only to a query
+    // that names it so.
+    let (condition, params) = match job {
+        None => (
+            format!("workspace_id = ? AND kind = '{}'", kind.key),
+            vec![SqlValue::Text(workspace.to_string())],
+        ),
+        Some(job) => (
+            format!("workspace_id = ? AND job_id = ? AND kind = '{}'", kind.key),
+            vec![
+                SqlValue::Text(workspace.to_string()),
+                SqlValue::Text(job.to_string()),
+            ],
+        ),
+    };
     fetch_page(
         conn,
-        &select,
+        COLUMNS,
         "FROM documents",
-        condition,
+        &condition,
         params,
         query,
         from_row,
@@ -362,7 +371,9 @@ mod tests {
             ("d-fine", "job", r#"{"reference":"R1"}"#),
             ("d-kind", "bogus", "{}"),
             ("d-array", "job", "[1, 2]"),
-            ("d-text", "job", "not json at all"),
+            // Not a job: the jobs' expression indexes refuse a body that
+            // is not JSON, even past the schema's checks.
+            ("d-text", "timelog", "not json at all"),
         ]);
         let fine = get_any(&conn, "w", "d-fine").unwrap().unwrap();
         assert_eq!(fine.kind.key, "job");

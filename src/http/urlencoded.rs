@@ -35,6 +35,21 @@ pub fn decode_pairs(raw: &str, what: &str) -> ApiResult<Vec<(String, String)>> {
     Ok(pairs)
 }
 
+/// Percent-encodes a query component: every byte but the unreserved ones
+/// (RFC 3986 `A-Z a-z 0-9 - . _ ~`) as `%XX`, so it reads back the same
+/// through [`decode_pairs`].
+pub fn encode_component(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for &b in text.as_bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
 fn decode(raw: &str, plus_is_space: bool) -> Result<String, &'static str> {
     if !raw.contains(['%', '+']) {
         return Ok(raw.to_string());

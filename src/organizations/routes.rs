@@ -113,11 +113,11 @@ pub async fn list(ctx: Ctx) -> ApiResult<Response> {
         }
     };
     let filter = OrganizationFilter { name, category };
-    let (total, orgs) = ctx
+    let carry = query.carry.clone();
+    let page = ctx
         .read(move |conn| Ok(store::list(conn, &filter, &query)?))
         .await?;
-    let items: Vec<_> = orgs.iter().map(Organization::v2).collect();
-    Ok(Response::json(200, &items).header("x-total-count", &total.to_string()))
+    Ok(page.map(|o| o.v2()).respond(ctx.req.path(), &carry))
 }
 
 /// `POST /v2/organizations`: the audience is the caller's tenant.

@@ -5,7 +5,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 
 use super::Organization;
 use crate::error::{ApiError, ApiResult};
-use crate::listing::{ListQuery, fetch_page};
+use crate::listing::{ListQuery, Page, fetch_page};
 
 const COLUMNS: &str = "id, name, audience, category, created_at, updated_at";
 
@@ -132,7 +132,7 @@ pub fn list(
     conn: &Connection,
     filter: &OrganizationFilter,
     query: &ListQuery,
-) -> rusqlite::Result<(i64, Vec<Organization>)> {
+) -> rusqlite::Result<Page<Organization>> {
     let mut condition = String::from("1 = 1");
     let mut params: Vec<SqlValue> = Vec::new();
     if let Some(name) = &filter.name {
@@ -147,10 +147,9 @@ pub fn list(
         Some(None) => condition.push_str(" AND category IS NULL"),
         None => {}
     }
-    let select = format!("SELECT {COLUMNS} FROM organizations");
     fetch_page(
         conn,
-        &select,
+        COLUMNS,
         "FROM organizations",
         &condition,
         params,

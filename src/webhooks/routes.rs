@@ -135,11 +135,11 @@ fn check_workspace(conn: &Connection, user: &Principal, id: &str, prefix: &str) 
 pub async fn list(ctx: Ctx) -> ApiResult<Response> {
     let tenant = ctx.user()?.tenant.clone();
     let query = listing::parse(ctx.req.query_pairs(), V2, &FIELDS, &[])?;
-    let (total, hooks) = ctx
+    let carry = query.carry.clone();
+    let page = ctx
         .read(move |conn| Ok(store::list(conn, &tenant, &query)?))
         .await?;
-    let items: Vec<_> = hooks.iter().map(Webhook::v2).collect();
-    Ok(Response::json(200, &items).header("x-total-count", &total.to_string()))
+    Ok(page.map(|h| h.v2()).respond(ctx.req.path(), &carry))
 }
 
 /// `POST /v2/webhooks`: answers the secret, this once. Deliveries start with
@@ -304,14 +304,14 @@ pub async fn deliveries(ctx: Ctx) -> ApiResult<Response> {
             (FieldSql::Column("id"), false),
         ];
     }
-    let (total, attempts) = ctx
+    let carry = query.carry.clone();
+    let page = ctx
         .read(move |conn| {
             owned(conn, &user, &id)?;
             Ok(store::deliveries(conn, &id, &query)?)
         })
         .await?;
-    let items: Vec<_> = attempts.iter().map(Delivery::v2).collect();
-    Ok(Response::json(200, &items).header("x-total-count", &total.to_string()))
+    Ok(page.map(|d| d.v2()).respond(ctx.req.path(), &carry))
 }
 
 /// `POST /v2/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver`:

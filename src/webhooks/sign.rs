@@ -18,7 +18,10 @@ pub fn new_secret() -> ApiResult<String> {
     SystemRandom::new()
         .fill(&mut bytes)
         .map_err(|_| ApiError::internal("the system random source failed"))?;
-    Ok(format!("{SECRET_PREFIX}{}", crate::auth::base64url(&bytes)))
+    Ok(format!(
+        "{SECRET_PREFIX}{}",
+        crate::base64url::encode(&bytes)
+    ))
 }
 
 /// `hex(HMAC-SHA256(secret, t + "." + body))`.

@@ -4,7 +4,7 @@ use rusqlite::types::Value as SqlValue;
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::{Delivery, Webhook, outcome};
-use crate::listing::{ListQuery, fetch_page};
+use crate::listing::{ListQuery, Page, fetch_page};
 
 /// Attempts kept per webhook; older ones are removed as new ones are logged.
 pub const DELIVERIES_KEPT: i64 = 1000;
@@ -132,24 +132,20 @@ pub fn delete(conn: &Connection, id: &str) -> rusqlite::Result<()> {
 }
 
 /// A tenant's webhooks, filtered and paged.
-pub fn list(
-    conn: &Connection,
-    tenant: &str,
-    query: &ListQuery,
-) -> rusqlite::Result<(i64, Vec<Webhook>)> {
-    let (total, mut hooks) = fetch_page(
+pub fn list(conn: &Connection, tenant: &str, query: &ListQuery) -> rusqlite::Result<Page<Webhook>> {
+    let mut page = fetch_page(
         conn,
-        &format!("SELECT {COLUMNS} FROM webhooks"),
+        COLUMNS,
         "FROM webhooks",
         "tenant = ?",
         vec![SqlValue::Text(tenant.to_string())],
         query,
         from_row,
     )?;
-    for hook in &mut hooks {
+    for hook in &mut page.rows {
         hook.last_delivery = last_delivery(conn, &hook.id)?;
     }
-    Ok((total, hooks))
+    Ok(page)
 }
 
 /// What the worker needs to know of every webhook to decide which has work.
@@ -219,10 +215,10 @@ pub fn deliveries(
     conn: &Connection,
     webhook_id: &str,
     query: &ListQuery,
-) -> rusqlite::Result<(i64, Vec<Delivery>)> {
+) -> rusqlite::Result<Page<Delivery>> {
     fetch_page(
         conn,
-        &format!("SELECT {DELIVERY_COLUMNS} FROM webhook_deliveries"),
+        DELIVERY_COLUMNS,
         "FROM webhook_deliveries",
         "webhook_id = ?",
         vec![SqlValue::Text(webhook_id.to_string())],

@@ -13,7 +13,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::http::Method::{Get, Post};
 use crate::http::Response;
 use crate::listing::Generation::{Older, V2};
-use crate::listing::{self, ColumnFields, FieldType, Generation, ListQuery};
+use crate::listing::{self, ColumnFields, FieldType, Generation, ListQuery, Page};
 use crate::openapi::op::tags::WORKSPACES;
 use crate::openapi::op::{Op, Resource};
 use crate::openapi::schema::{envelope, filters, list_parameters, schema_ref};
@@ -157,17 +157,19 @@ async fn read_input(
 }
 
 /// One page of workspaces, as `fetch` finds them for the caller.
-type Fetch = fn(&Connection, &Principal, &ListQuery) -> rusqlite::Result<(i64, Vec<Workspace>)>;
+type Fetch = fn(&Connection, &Principal, &ListQuery) -> rusqlite::Result<Page<Workspace>>;
 
 /// A list of workspaces in the generation's envelopes, with `X-Total-Count`.
 async fn listed(ctx: Ctx, generation: Generation, fetch: Fetch) -> ApiResult<Response> {
     let user = ctx.user()?.clone();
     let query = listing::parse(ctx.req.query_pairs(), generation, &FIELDS, &[])?;
-    let (total, items) = ctx
+    let carry = query.carry.clone();
+    let page = ctx
         .read(move |conn| Ok(fetch(conn, &user, &query)?))
         .await?;
-    let rendered: Vec<_> = items.iter().map(|ws| ws.render(generation)).collect();
-    Ok(Response::json(200, &rendered).header("x-total-count", &total.to_string()))
+    Ok(page
+        .map(|ws| ws.render(generation))
+        .respond(ctx.req.path(), &carry))
 }
 
 /// `GET /workspaces`, `GET /v2/workspaces`: the workspaces the caller may see.

@@ -6,14 +6,13 @@ use rusqlite::{Connection, OptionalExtension, params};
 use super::{Party, Role, State, Workspace};
 use crate::auth::principal::Principal;
 use crate::error::{ApiError, ApiResult};
-use crate::listing::{ListQuery, fetch_page};
+use crate::listing::{ListQuery, Page, fetch_page};
 
-const SELECT: &str = "SELECT w.id, w.description, w.client_id, w.client_xref, w.vendor_id, \
+const COLUMNS: &str = "w.id, w.description, w.client_id, w.client_xref, w.vendor_id, \
     w.vendor_xref, w.created_at, w.updated_at, \
     (SELECT audience FROM organizations WHERE id = w.client_id), \
     (SELECT audience FROM organizations WHERE id = w.vendor_id), \
-    w.state, w.invited \
-    FROM workspaces w";
+    w.state, w.invited";
 
 /// The client organization of `w` when it counts as a party (see
 /// `Workspace::members`): not while it is invited and has not accepted.
@@ -62,16 +61,17 @@ fn from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Workspace> {
 }
 
 pub fn get(conn: &Connection, id: &str) -> rusqlite::Result<Option<Workspace>> {
-    conn.prepare_cached(&format!("{SELECT} WHERE w.id = ?1"))?
-        .query_row([id], from_row)
-        .optional()
+    conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM workspaces w WHERE w.id = ?1"
+    ))?
+    .query_row([id], from_row)
+    .optional()
 }
 
 /// A workspace row of `table`: `workspaces`, or the change log's copy of a
 /// deleted row (see `changes::capture`).
 pub fn get_from(conn: &Connection, table: &str, id: &str) -> rusqlite::Result<Option<Workspace>> {
-    let select = SELECT.replacen("FROM workspaces w", &format!("FROM {table} w"), 1);
-    conn.prepare_cached(&format!("{select} WHERE w.id = ?1"))?
+    conn.prepare_cached(&format!("SELECT {COLUMNS} FROM {table} w WHERE w.id = ?1"))?
         .query_row([id], from_row)
         .optional()
 }
@@ -137,7 +137,8 @@ pub fn update_description(conn: &Connection, ws: &Workspace) -> rusqlite::Result
 /// still holds documents.
 pub fn delete(conn: &Connection, id: &str) -> ApiResult<()> {
     let documents: i64 = conn
-        .prepare_cached("SELECT count(*) FROM documents WHERE workspace_id = ?1")?
+        // Every document is a job or belongs to one of the workspace's jobs.
+        .prepare_cached("SELECT count(*) FROM documents WHERE workspace_id = ?1 AND kind = 'job'")?
         .query_row([id], |row| row.get(0))?;
     if documents > 0 {
         return Err(ApiError::conflict(
@@ -160,7 +161,7 @@ pub fn list(
     conn: &Connection,
     user: &Principal,
     query: &ListQuery,
-) -> rusqlite::Result<(i64, Vec<Workspace>)> {
+) -> rusqlite::Result<Page<Workspace>> {
     page(
         conn,
         user,
@@ -179,7 +180,7 @@ pub fn invitations(
     conn: &Connection,
     user: &Principal,
     query: &ListQuery,
-) -> rusqlite::Result<(i64, Vec<Workspace>)> {
+) -> rusqlite::Result<Page<Workspace>> {
     page(
         conn,
         user,
@@ -198,7 +199,7 @@ fn page(
     query: &ListQuery,
     condition: &str,
     of_tenant: &str,
-) -> rusqlite::Result<(i64, Vec<Workspace>)> {
+) -> rusqlite::Result<Page<Workspace>> {
     let mut params: Vec<SqlValue> = Vec::new();
     let mut condition = condition.to_string();
     if !user.is_admin {
@@ -208,7 +209,7 @@ fn page(
     }
     fetch_page(
         conn,
-        SELECT,
+        COLUMNS,
         "FROM workspaces w",
         &condition,
         params,
