@@ -388,10 +388,7 @@ fn decode_cursor(text: &str, sort: &[(FieldSql, bool)]) -> ApiResult<Vec<SqlValu
 /// fewer, and so on, up to the rows past it on the first term (and, where the
 /// order puts NULLs there, the rows with none). SQLite sorts NULL first in
 /// ascending order and last in descending order.
-pub fn after_segments(
-    sort: &[(FieldSql, bool)],
-    values: &[SqlValue],
-) -> Vec<(String, Vec<SqlValue>)> {
+pub fn after_segments(sort: &[(FieldSql, bool)], values: &[SqlValue]) -> Vec<Segment> {
     let Some(((term, ascending), rest)) = sort.split_first() else {
         return Vec::new();
     };
@@ -403,31 +400,57 @@ pub fn after_segments(
             SqlValue::Null => (format!("{expr} IS NULL"), vec![]),
             v => (format!("{expr} = ?"), vec![v.clone()]),
         };
-        for (condition, params) in after_segments(rest, &values[1..]) {
-            let mut all = equal_params.clone();
-            all.extend(params);
-            out.push((format!("{equal} AND {condition}"), all));
+        for inner in after_segments(rest, &values[1..]) {
+            let mut params = equal_params.clone();
+            params.extend(inner.params);
+            out.push(Segment {
+                condition: format!("{equal} AND {}", inner.condition),
+                params,
+                fixed: inner.fixed + 1,
+            });
         }
     }
+    let past = |condition: String, params: Vec<SqlValue>| Segment {
+        condition,
+        params,
+        fixed: 0,
+    };
     match (ascending, value) {
-        (true, SqlValue::Null) => out.push((format!("{expr} IS NOT NULL"), vec![])),
-        (true, v) => out.push((format!("{expr} > ?"), vec![v.clone()])),
+        (true, SqlValue::Null) => out.push(past(format!("{expr} IS NOT NULL"), vec![])),
+        (true, v) => out.push(past(format!("{expr} > ?"), vec![v.clone()])),
         (false, SqlValue::Null) => {}
         (false, v) => {
-            out.push((format!("{expr} < ?"), vec![v.clone()]));
+            out.push(past(format!("{expr} < ?"), vec![v.clone()]));
             if term.nullable() {
-                out.push((format!("{expr} IS NULL"), vec![]));
+                out.push(Segment {
+                    condition: format!("{expr} IS NULL"),
+                    params: vec![],
+                    fixed: 1,
+                });
             }
         }
     }
     out
 }
 
+/// One range of the rows past a cursor: its condition and parameters, and
+/// how many leading sort terms it holds equal (they are left out of its
+/// ORDER BY: SQLite sees a column held equal as ordered, not an expression).
+pub struct Segment {
+    pub condition: String,
+    pub params: Vec<SqlValue>,
+    pub fixed: usize,
+}
+
 impl ListQuery {
     /// ` ORDER BY ...` of the query's sort.
     pub fn order_by(&self) -> String {
-        let terms: Vec<String> = self
-            .sort
+        self.order_by_from(0)
+    }
+
+    /// ` ORDER BY ...` of the sort terms after the first `fixed`.
+    fn order_by_from(&self, fixed: usize) -> String {
+        let terms: Vec<String> = self.sort[fixed..]
             .iter()
             .map(|(sql, ascending)| {
                 format!(
@@ -514,7 +537,65 @@ impl<T: serde::Serialize> Page<T> {
     }
 }
 
-/// Runs a list: the total (exact below [`COUNT_BOUND`]) and the page the
+/// The SQL a list runs: the bounded count, and the page's statements in
+/// the order they are read (one without a cursor; the ranges past it with
+/// one), each with its own parameters after the list's, then `LIMIT ?
+/// OFFSET ?`. Built in one place for [`fetch_page`] and for the tests that
+/// check each list's plan.
+pub struct Statements {
+    pub count: String,
+    pub pages: Vec<(String, Vec<SqlValue>)>,
+    /// The list's own parameters and its filters', for every statement.
+    pub params: Vec<SqlValue>,
+}
+
+/// See [`fetch_page`] for the arguments.
+pub fn statements(
+    columns: &str,
+    from: &str,
+    condition: &str,
+    params: Vec<SqlValue>,
+    query: &ListQuery,
+) -> Statements {
+    let (filter, filter_params) = query.filter_sql();
+    let condition = format!("{condition}{filter}");
+    let mut params = params;
+    params.extend(filter_params);
+    let count = format!(
+        "SELECT count(*) FROM (SELECT 1 {from} WHERE {condition} LIMIT {})",
+        COUNT_BOUND + 1
+    );
+    let keys: Vec<String> = query.sort.iter().map(|(sql, _)| sql.expression()).collect();
+    let segments = match &query.after {
+        Some(values) => after_segments(&query.sort, values),
+        None => vec![Segment {
+            condition: String::from("1 = 1"),
+            params: Vec::new(),
+            fixed: 0,
+        }],
+    };
+    let pages = segments
+        .into_iter()
+        .map(|segment| {
+            (
+                format!(
+                    "SELECT {columns}, {} {from} WHERE {condition} AND {}{} LIMIT ? OFFSET ?",
+                    keys.join(", "),
+                    segment.condition,
+                    query.order_by_from(segment.fixed)
+                ),
+                segment.params,
+            )
+        })
+        .collect();
+    Statements {
+        count,
+        pages,
+        params,
+    }
+}
+
+/// Runs a list: the total (exact up to [`COUNT_BOUND`]) and the page the
 /// query asks for, under the same conditions. `columns` are what `map`
 /// reads (from index 0); `from` is the FROM clause; `condition` and `params`
 /// are the resource's own conditions. The sort values of the rows are read
@@ -528,35 +609,20 @@ pub fn fetch_page<T>(
     query: &ListQuery,
     mut map: impl FnMut(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
 ) -> rusqlite::Result<Page<T>> {
-    let (filter, filter_params) = query.filter_sql();
-    let condition = format!("{condition}{filter}");
-    let mut params = params;
-    params.extend(filter_params);
+    let statements = statements(columns, from, condition, params, query);
+    let params = statements.params;
     let count: i64 = conn
-        .prepare_cached(&format!(
-            "SELECT count(*) FROM (SELECT 1 {from} WHERE {condition} LIMIT {})",
-            COUNT_BOUND + 1
-        ))?
+        .prepare_cached(&statements.count)?
         .query_row(rusqlite::params_from_iter(params.iter()), |row| row.get(0))?;
     let total = Total {
         count: count.min(COUNT_BOUND),
         capped: count > COUNT_BOUND,
     };
-
-    let keys: Vec<String> = query.sort.iter().map(|(sql, _)| sql.expression()).collect();
-    let select = format!(
-        "SELECT {columns}, {} {from} WHERE {condition}",
-        keys.join(", ")
-    );
-    let order = query.order_by();
+    let keys = query.sort.len();
     // One row more than the page: whether a next page exists.
     let wanted = query.limit as usize + 1;
-    let segments = match &query.after {
-        Some(values) => after_segments(&query.sort, values),
-        None => vec![(String::from("1 = 1"), Vec::new())],
-    };
     let mut rows: Vec<(T, Vec<SqlValue>)> = Vec::new();
-    for (segment, segment_params) in segments {
+    for (sql, segment_params) in statements.pages {
         if rows.len() >= wanted {
             break;
         }
@@ -564,12 +630,11 @@ pub fn fetch_page<T>(
         all.extend(segment_params);
         all.push(SqlValue::Integer((wanted - rows.len()) as i64));
         all.push(SqlValue::Integer(query.offset));
-        let mut statement =
-            conn.prepare_cached(&format!("{select} AND {segment}{order} LIMIT ? OFFSET ?"))?;
-        let first_key = statement.column_count() - keys.len();
+        let mut statement = conn.prepare_cached(&sql)?;
+        let first_key = statement.column_count() - keys;
         let mut found = statement.query(rusqlite::params_from_iter(all.iter()))?;
         while let Some(row) = found.next()? {
-            let values = (first_key..first_key + keys.len())
+            let values = (first_key..first_key + keys)
                 .map(|i| row.get::<_, SqlValue>(i))
                 .collect::<rusqlite::Result<Vec<_>>>()?;
             rows.push((map(row)?, values));

@@ -3,6 +3,8 @@
 //! the per-kind tables in [`kinds`].
 
 pub mod kinds;
+#[cfg(test)]
+mod plans;
 pub mod routes;
 pub mod rules;
 pub mod schema;

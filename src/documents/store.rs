@@ -245,10 +245,24 @@ pub fn list(
     job: Option<&str>,
     query: &ListQuery,
 ) -> rusqlite::Result<Page<Document>> {
-    // The kind is named literally (a key from the kind table): the partial
-    // indexes of the lists (`WHERE kind = 'job'`, ...) apply only to a query
-    // that names it so.
-    let (condition, params) = match job {
+    let (condition, params) = list_condition(workspace, kind, job);
+    fetch_page(
+        conn,
+        COLUMNS,
+        "FROM documents",
+        &condition,
+        params,
+        query,
+        from_row,
+    )
+}
+
+/// The condition of a list of `kind` (of the job, for a kind attached to
+/// one). The kind is named literally (a key from the kind table): the lists'
+/// partial indexes (`WHERE kind = 'job'`, ...) apply only to a query that
+/// names it so.
+pub fn list_condition(workspace: &str, kind: &Kind, job: Option<&str>) -> (String, Vec<SqlValue>) {
+    match job {
         None => (
             format!("workspace_id = ? AND kind = '{}'", kind.key),
             vec![SqlValue::Text(workspace.to_string())],
@@ -260,16 +274,7 @@ pub fn list(
                 SqlValue::Text(job.to_string()),
             ],
         ),
-    };
-    fetch_page(
-        conn,
-        COLUMNS,
-        "FROM documents",
-        &condition,
-        params,
-        query,
-        from_row,
-    )
+    }
 }
 
 /// The body fields of a kind that lists can filter and sort on: every scalar
