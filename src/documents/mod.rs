@@ -3,7 +3,6 @@
 //! the per-kind tables in [`kinds`].
 
 pub mod kinds;
-#[cfg(test)]
 mod plans;
 pub mod routes;
 pub mod rules;

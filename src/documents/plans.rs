@@ -6,220 +6,223 @@
 //! without a temporary B-tree. The SQL is the lists' own
 //! ([`crate::listing::statements`]), not a copy.
 
-use rusqlite::types::Value as SqlValue;
-use rusqlite::{Connection, params};
+#[cfg(test)]
+mod tests {
+    use rusqlite::types::Value as SqlValue;
+    use rusqlite::{Connection, params};
 
-use super::kinds::{self, Kind};
-use super::store::{self, BodyFields};
-use crate::listing::{self, Generation};
+    use super::super::kinds::{self, Kind};
+    use super::super::store::{self, BodyFields};
+    use crate::listing::{self, Generation};
 
-/// A file with one workspace, 300 jobs and 6 documents of each kind under
-/// each of the first 40 jobs: the skew (most documents are results, every
-/// job's `job_id` is NULL) that once turned the planner's choice once it had
-/// statistics.
-fn loaded(statistics: bool) -> (tempfile::TempDir, Connection, String) {
-    let dir = tempfile::tempdir().unwrap();
-    let conn = crate::db::open_and_migrate(&dir.path().join("plans.db")).unwrap();
-    conn.execute(
-        "INSERT INTO workspaces (id, created_at, updated_at) VALUES ('w', 0, 0)",
-        [],
-    )
-    .unwrap();
-    let statuses = ["pending", "active", "complete", "cancelled"];
-    let mut first_job = String::new();
-    for j in 0..300 {
-        let job = format!("job-{j:04}");
-        let body = serde_json::json!({
-            "xref": format!("X{j}"), "refNumber": format!("R{j}"),
-            "status": statuses[j % 4], "activity": "load",
-            "eta": format!("2026-{:02}-01T00:00:00.000Z", j % 12 + 1),
-            "etc": "2026-12-01T00:00:00.000Z",
-        });
+    /// A file with one workspace, 300 jobs and 6 documents of each kind under
+    /// each of the first 40 jobs: the skew (most documents are results, every
+    /// job's `job_id` is NULL) that once turned the planner's choice once it had
+    /// statistics.
+    fn loaded(statistics: bool) -> (tempfile::TempDir, Connection, String) {
+        let dir = tempfile::tempdir().unwrap();
+        let conn = crate::db::open_and_migrate(&dir.path().join("plans.db")).unwrap();
         conn.execute(
-            "INSERT INTO documents (id, workspace_id, kind, job_id, body, created_at, updated_at) \
-             VALUES (?1, 'w', 'job', NULL, ?2, ?3, ?3)",
-            params![job, body.to_string(), j as i64],
-        )
-        .unwrap();
-        if j >= 40 {
-            continue;
-        }
-        if j == 0 {
-            first_job = job.clone();
-        }
-        for kind in &kinds::ALL[1..] {
-            for r in 0..6 {
-                let body = serde_json::json!({
-                    "status": "confirmed", "setNumber": r, "date": "2026-01-01T00:00:00.000Z",
-                    "direction": if r == 0 { "source" } else { "destination" },
-                });
-                // One quantity result per direction per job.
-                if kind.key == "quantityResult" && r > 1 {
-                    continue;
-                }
-                conn.execute(
-                    "INSERT INTO documents (id, workspace_id, kind, job_id, body, created_at, \
-                     updated_at) VALUES (?1, 'w', ?2, ?3, ?4, ?5, ?5)",
-                    params![
-                        format!("{}-{job}-{r}", kind.key),
-                        kind.key,
-                        job,
-                        body.to_string(),
-                        r
-                    ],
-                )
-                .unwrap();
-            }
-        }
-    }
-    if statistics {
-        conn.execute_batch("ANALYZE").unwrap();
-    }
-    let stats: i64 = conn
-        .query_row(
-            "SELECT count(*) FROM sqlite_schema WHERE name = 'sqlite_stat1'",
+            "INSERT INTO workspaces (id, created_at, updated_at) VALUES ('w', 0, 0)",
             [],
-            |r| r.get(0),
         )
         .unwrap();
-    assert_eq!(stats == 1, statistics);
-    (dir, conn, first_job)
-}
-
-fn plan(conn: &Connection, sql: &str, params: &[SqlValue]) -> Vec<String> {
-    conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
-        .unwrap()
-        .query_map(rusqlite::params_from_iter(params), |row| {
-            row.get::<_, String>(3)
-        })
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap()
-}
-
-/// The list's statements for `pairs` (and the same after a cursor from its
-/// first page), each with its plan.
-fn plans(
-    conn: &Connection,
-    kind: &'static Kind,
-    job: Option<&str>,
-    pairs: &[(&str, &str)],
-) -> Vec<(String, Vec<String>)> {
-    let pairs: Vec<(String, String)> = pairs
-        .iter()
-        .map(|(a, b)| (a.to_string(), b.to_string()))
-        .collect();
-    let fields = BodyFields(kind);
-    let query = listing::parse(&pairs, Generation::Older, &fields, &[]).unwrap();
-    let (condition, params) = store::list_condition("w", kind, job);
-    let mut first = query.clone();
-    first.limit = 1;
-    let page = store::list(conn, "w", kind, job, &first).unwrap();
-    let mut queries = vec![query.clone()];
-    if let Some(cursor) = page.next {
-        let mut with = pairs.clone();
-        with.push(("after".into(), cursor));
-        queries.push(listing::parse(&with, Generation::Older, &fields, &[]).unwrap());
-    }
-    let mut out = Vec::new();
-    for q in queries {
-        let statements =
-            listing::statements("id", "FROM documents", &condition, params.clone(), &q);
-        let params = statements.params;
-        out.push((
-            statements.count.clone(),
-            plan(conn, &statements.count, &params),
-        ));
-        for (sql, segment_params) in statements.pages {
-            let mut all = params.clone();
-            all.extend(segment_params);
-            all.extend([SqlValue::Integer(26), SqlValue::Integer(0)]);
-            let p = plan(conn, &sql, &all);
-            out.push((sql, p));
+        let statuses = ["pending", "active", "complete", "cancelled"];
+        let mut first_job = String::new();
+        for j in 0..300 {
+            let job = format!("job-{j:04}");
+            let body = serde_json::json!({
+                "xref": format!("X{j}"), "refNumber": format!("R{j}"),
+                "status": statuses[j % 4], "activity": "load",
+                "eta": format!("2026-{:02}-01T00:00:00.000Z", j % 12 + 1),
+                "etc": "2026-12-01T00:00:00.000Z",
+            });
+            conn.execute(
+                "INSERT INTO documents (id, workspace_id, kind, job_id, body, created_at, updated_at) \
+                 VALUES (?1, 'w', 'job', NULL, ?2, ?3, ?3)",
+                params![job, body.to_string(), j as i64],
+            )
+            .unwrap();
+            if j >= 40 {
+                continue;
+            }
+            if j == 0 {
+                first_job = job.clone();
+            }
+            for kind in &kinds::ALL[1..] {
+                for r in 0..6 {
+                    let body = serde_json::json!({
+                        "status": "confirmed", "setNumber": r, "date": "2026-01-01T00:00:00.000Z",
+                        "direction": if r == 0 { "source" } else { "destination" },
+                    });
+                    // One quantity result per direction per job.
+                    if kind.key == "quantityResult" && r > 1 {
+                        continue;
+                    }
+                    conn.execute(
+                        "INSERT INTO documents (id, workspace_id, kind, job_id, body, created_at, \
+                         updated_at) VALUES (?1, 'w', ?2, ?3, ?4, ?5, ?5)",
+                        params![
+                            format!("{}-{job}-{r}", kind.key),
+                            kind.key,
+                            job,
+                            body.to_string(),
+                            r
+                        ],
+                    )
+                    .unwrap();
+                }
+            }
         }
+        if statistics {
+            conn.execute_batch("ANALYZE").unwrap();
+        }
+        let stats: i64 = conn
+            .query_row(
+                "SELECT count(*) FROM sqlite_schema WHERE name = 'sqlite_stat1'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(stats == 1, statistics);
+        (dir, conn, first_job)
     }
-    out
-}
 
-fn assert_searched(sql: &str, plan: &[String], sorted_by_index: bool) {
-    let text = plan.join(" | ");
-    assert!(
-        plan.iter().any(|l| l.starts_with("SEARCH documents USING")),
-        "no index search:\n{sql}\n{text}"
-    );
-    assert!(
-        !plan.iter().any(|l| l.starts_with("SCAN documents")),
-        "a scan of the documents:\n{sql}\n{text}"
-    );
-    if sorted_by_index {
+    fn plan(conn: &Connection, sql: &str, params: &[SqlValue]) -> Vec<String> {
+        conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
+            .unwrap()
+            .query_map(rusqlite::params_from_iter(params), |row| {
+                row.get::<_, String>(3)
+            })
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap()
+    }
+
+    /// The list's statements for `pairs` (and the same after a cursor from its
+    /// first page), each with its plan.
+    fn plans(
+        conn: &Connection,
+        kind: &'static Kind,
+        job: Option<&str>,
+        pairs: &[(&str, &str)],
+    ) -> Vec<(String, Vec<String>)> {
+        let pairs: Vec<(String, String)> = pairs
+            .iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect();
+        let fields = BodyFields(kind);
+        let query = listing::parse(&pairs, Generation::Older, &fields, &[]).unwrap();
+        let (condition, params) = store::list_condition("w", kind, job);
+        let mut first = query.clone();
+        first.limit = 1;
+        let page = store::list(conn, "w", kind, job, &first).unwrap();
+        let mut queries = vec![query.clone()];
+        if let Some(cursor) = page.next {
+            let mut with = pairs.clone();
+            with.push(("after".into(), cursor));
+            queries.push(listing::parse(&with, Generation::Older, &fields, &[]).unwrap());
+        }
+        let mut out = Vec::new();
+        for q in queries {
+            let statements =
+                listing::statements("id", "FROM documents", &condition, params.clone(), &q);
+            let params = statements.params;
+            out.push((
+                statements.count.clone(),
+                plan(conn, &statements.count, &params),
+            ));
+            for (sql, segment_params) in statements.pages {
+                let mut all = params.clone();
+                all.extend(segment_params);
+                all.extend([SqlValue::Integer(26), SqlValue::Integer(0)]);
+                let p = plan(conn, &sql, &all);
+                out.push((sql, p));
+            }
+        }
+        out
+    }
+
+    fn assert_searched(sql: &str, plan: &[String], sorted_by_index: bool) {
+        let text = plan.join(" | ");
         assert!(
-            !text.contains("TEMP B-TREE"),
-            "the order is sorted, not read from the index:\n{sql}\n{text}"
+            plan.iter().any(|l| l.starts_with("SEARCH documents USING")),
+            "no index search:\n{sql}\n{text}"
         );
+        assert!(
+            !plan.iter().any(|l| l.starts_with("SCAN documents")),
+            "a scan of the documents:\n{sql}\n{text}"
+        );
+        if sorted_by_index {
+            assert!(
+                !text.contains("TEMP B-TREE"),
+                "the order is sorted, not read from the index:\n{sql}\n{text}"
+            );
+        }
     }
-}
 
-#[test]
-fn every_list_searches_an_index_with_and_without_statistics() {
-    for statistics in [false, true] {
-        let (_dir, conn, job) = loaded(statistics);
-        for kind in kinds::ALL {
-            let job = (!kind.is_job()).then_some(job.as_str());
-            // The default order, and a filter on each indexed field with it.
-            let mut cases: Vec<(Vec<(&str, String)>, bool)> = vec![(vec![], true)];
-            for field in kind.indexed {
-                let value = match *field {
-                    "setNumber" => "1".to_string(),
-                    "status" if !kind.is_job() => "confirmed".to_string(),
-                    "status" => "active".to_string(),
-                    "direction" => "source".to_string(),
-                    _ => "x".to_string(),
-                };
-                cases.push((vec![(*field, value)], true));
-                // A job has at most two quantity results, one per direction
-                // (a unique index): sorting them by direction is sorting two.
-                let by_index = !(kind.key == "quantityResult" && *field == "direction");
-                for direction in ["asc", "desc"] {
-                    cases.push((vec![("sort", format!("{field}:{direction}"))], by_index));
+    #[test]
+    fn every_list_searches_an_index_with_and_without_statistics() {
+        for statistics in [false, true] {
+            let (_dir, conn, job) = loaded(statistics);
+            for kind in kinds::ALL {
+                let job = (!kind.is_job()).then_some(job.as_str());
+                // The default order, and a filter on each indexed field with it.
+                let mut cases: Vec<(Vec<(&str, String)>, bool)> = vec![(vec![], true)];
+                for field in kind.indexed {
+                    let value = match *field {
+                        "setNumber" => "1".to_string(),
+                        "status" if !kind.is_job() => "confirmed".to_string(),
+                        "status" => "active".to_string(),
+                        "direction" => "source".to_string(),
+                        _ => "x".to_string(),
+                    };
+                    cases.push((vec![(*field, value)], true));
+                    // A job has at most two quantity results, one per direction
+                    // (a unique index): sorting them by direction is sorting two.
+                    let by_index = !(kind.key == "quantityResult" && *field == "direction");
+                    for direction in ["asc", "desc"] {
+                        cases.push((vec![("sort", format!("{field}:{direction}"))], by_index));
+                    }
                 }
-            }
-            if kind.is_job() {
-                cases.push((
-                    vec![("status", "active".into()), ("sort", "eta:desc".into())],
-                    true,
-                ));
-                // An unindexed field still searches the jobs' index (and
-                // filters what it finds).
-                cases.push((vec![("tripNumber", "T1".into())], true));
-            }
-            for (pairs, sorted_by_index) in cases {
-                let pairs: Vec<(&str, &str)> =
-                    pairs.iter().map(|(a, b)| (*a, b.as_str())).collect();
-                for (sql, plan) in plans(&conn, kind, job, &pairs) {
-                    assert_searched(&sql, &plan, sorted_by_index);
+                if kind.is_job() {
+                    cases.push((
+                        vec![("status", "active".into()), ("sort", "eta:desc".into())],
+                        true,
+                    ));
+                    // An unindexed field still searches the jobs' index (and
+                    // filters what it finds).
+                    cases.push((vec![("tripNumber", "T1".into())], true));
+                }
+                for (pairs, sorted_by_index) in cases {
+                    let pairs: Vec<(&str, &str)> =
+                        pairs.iter().map(|(a, b)| (*a, b.as_str())).collect();
+                    for (sql, plan) in plans(&conn, kind, job, &pairs) {
+                        assert_searched(&sql, &plan, sorted_by_index);
+                    }
                 }
             }
         }
     }
-}
 
-/// The plan's index for a filter on an indexed field is that field's own.
-#[test]
-fn a_filter_on_an_indexed_job_field_uses_that_field_s_index() {
-    for statistics in [false, true] {
-        let (_dir, conn, _) = loaded(statistics);
-        for (field, index) in [
-            ("xref", "documents_jobs_xref"),
-            ("refNumber", "documents_jobs_ref_number"),
-            ("status", "documents_jobs_status"),
-            ("eta", "documents_jobs_eta"),
-        ] {
-            let found = plans(&conn, &kinds::JOB, None, &[(field, "x")]);
-            let (sql, plan) = &found[1];
-            assert!(
-                plan.iter().any(|l| l.contains(&format!("INDEX {index} "))),
-                "{field} (statistics: {statistics}):\n{sql}\n{plan:?}"
-            );
+    /// The plan's index for a filter on an indexed field is that field's own.
+    #[test]
+    fn a_filter_on_an_indexed_job_field_uses_that_field_s_index() {
+        for statistics in [false, true] {
+            let (_dir, conn, _) = loaded(statistics);
+            for (field, index) in [
+                ("xref", "documents_jobs_xref"),
+                ("refNumber", "documents_jobs_ref_number"),
+                ("status", "documents_jobs_status"),
+                ("eta", "documents_jobs_eta"),
+            ] {
+                let found = plans(&conn, &kinds::JOB, None, &[(field, "x")]);
+                let (sql, plan) = &found[1];
+                assert!(
+                    plan.iter().any(|l| l.contains(&format!("INDEX {index} "))),
+                    "{field} (statistics: {statistics}):\n{sql}\n{plan:?}"
+                );
+            }
         }
     }
 }
