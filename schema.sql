@@ -328,3 +328,15 @@ ALTER TABLE workspaces ADD COLUMN state TEXT NOT NULL DEFAULT 'active'
 -- Which party was invited (`client` or `vendor`); NULL when none was.
 ALTER TABLE workspaces ADD COLUMN invited TEXT CHECK (invited IN ('client', 'vendor'));
 CREATE INDEX workspaces_pending ON workspaces (state) WHERE state = 'pending';
+
+-- A tenant's workspaces, by index: one row per tenant that sees the
+-- workspace (the owner of a party that counts; `Workspace::members`), kept
+-- by the workspace store in the same transaction as the workspace.
+CREATE TABLE workspace_members (
+    tenant       TEXT    NOT NULL,
+    workspace_id TEXT    NOT NULL REFERENCES workspaces (id),
+    created_at   INTEGER NOT NULL,
+    PRIMARY KEY (tenant, workspace_id)
+) WITHOUT ROWID;
+CREATE INDEX workspace_members_list ON workspace_members (tenant, created_at, workspace_id);
+CREATE INDEX workspace_members_workspace ON workspace_members (workspace_id);

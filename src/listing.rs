@@ -32,7 +32,7 @@ pub const V2_DEFAULT_LIMIT: i64 = 25;
 pub const OLDER_DEFAULT_LIMIT: i64 = 100;
 /// `X-Total-Count` is exact up to this; past it, it answers this number and
 /// `X-Total-Count-Capped: true`, so counting never walks more rows than this.
-pub const COUNT_BOUND: i64 = 10_000;
+pub const COUNT_BOUND: i64 = 1_000;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Generation {
@@ -75,7 +75,13 @@ impl FieldSql {
     /// Whether a row can hold NULL here: every body path and column but the
     /// three every record has.
     fn nullable(&self) -> bool {
-        !matches!(self, FieldSql::Column("id" | "created_at" | "updated_at"))
+        match self {
+            FieldSql::Column(column) => !matches!(
+                column.rsplit('.').next(),
+                Some("id" | "created_at" | "updated_at" | "workspace_id")
+            ),
+            FieldSql::BodyPath(_) => true,
+        }
     }
 }
 
@@ -97,6 +103,11 @@ pub struct ListQuery {
     pub filters: Vec<(FieldSql, SqlValue)>,
     /// `after`: the sort values of the last row already seen.
     pub after: Option<Vec<SqlValue>>,
+    /// The sort as the client sees it (`eta:desc,created_at:desc,id:desc`),
+    /// written into a cursor and checked when it comes back: a list may
+    /// rewrite `sort`'s SQL (to read its terms from another table) without
+    /// changing what its cursors mean.
+    pub signature: String,
     /// The request's own parameters a next page repeats (all but `after`,
     /// `offset` and `api_key`), in order.
     pub carry: Vec<(String, String)>,
@@ -111,6 +122,18 @@ pub fn parse(
     fields: &dyn Fields,
     extra: &[&str],
 ) -> ApiResult<ListQuery> {
+    parse_with_order(pairs, generation, fields, extra, None)
+}
+
+/// [`parse`] for a list whose order without `sort` is its own, not its
+/// generation's (the terms must end in `id`).
+pub fn parse_with_order(
+    pairs: &[(String, String)],
+    generation: Generation,
+    fields: &dyn Fields,
+    extra: &[&str],
+    default_order: Option<&[(FieldSql, bool)]>,
+) -> ApiResult<ListQuery> {
     let mut query = ListQuery {
         limit: match generation {
             Generation::V2 => V2_DEFAULT_LIMIT,
@@ -121,6 +144,7 @@ pub fn parse(
         filters: Vec::new(),
         after: None,
         carry: Vec::new(),
+        signature: String::new(),
     };
     let mut sort_given = false;
     let mut after = None;
@@ -155,7 +179,9 @@ pub fn parse(
             }
         }
     }
-    if !sort_given {
+    if let (false, Some(order)) = (sort_given, default_order) {
+        query.sort = order.to_vec();
+    } else if !sort_given {
         query.sort = match generation {
             Generation::V2 => vec![
                 (FieldSql::Column("created_at"), false),
@@ -167,6 +193,7 @@ pub fn parse(
             ],
         };
     }
+    query.signature = sort_signature(&query.sort);
     if let Some(cursor) = after {
         if query.offset > 0 {
             return Err(ApiError::invalid_query(
@@ -174,7 +201,7 @@ pub fn parse(
                 "`after` and `offset` cannot be combined: a cursor already says where the page starts",
             ));
         }
-        query.after = Some(decode_cursor(cursor, &query.sort)?);
+        query.after = Some(decode_cursor(cursor, &query.signature, query.sort.len())?);
     }
     Ok(query)
 }
@@ -322,7 +349,7 @@ fn typed_value(name: &str, value: &str, kind: FieldType) -> ApiResult<SqlValue> 
 /// The sort values of a row, as a cursor: unpadded base64url of
 /// `{"s": SORT, "k": [VALUES]}`, where `SORT` names the sort terms, so that a
 /// cursor of another order is refused instead of misread.
-fn encode_cursor(sort: &[(FieldSql, bool)], values: &[SqlValue]) -> String {
+fn encode_cursor(signature: &str, values: &[SqlValue]) -> String {
     let keys: Vec<Value> = values
         .iter()
         .map(|v| match v {
@@ -332,7 +359,7 @@ fn encode_cursor(sort: &[(FieldSql, bool)], values: &[SqlValue]) -> String {
             SqlValue::Text(t) => Value::from(t.as_str()),
         })
         .collect();
-    let cursor = serde_json::json!({"s": sort_signature(sort), "k": keys});
+    let cursor = serde_json::json!({"s": signature, "k": keys});
     crate::base64url::encode(cursor.to_string().as_bytes())
 }
 
@@ -349,7 +376,7 @@ fn sort_signature(sort: &[(FieldSql, bool)]) -> String {
         .join(",")
 }
 
-fn decode_cursor(text: &str, sort: &[(FieldSql, bool)]) -> ApiResult<Vec<SqlValue>> {
+fn decode_cursor(text: &str, signature: &str, terms: usize) -> ApiResult<Vec<SqlValue>> {
     let bad = |why: &str| {
         ApiError::invalid_query(
             "after",
@@ -362,12 +389,12 @@ fn decode_cursor(text: &str, sort: &[(FieldSql, bool)]) -> ApiResult<Vec<SqlValu
     let cursor: Value = crate::base64url::decode(text)
         .and_then(|bytes| serde_json::from_slice(&bytes).ok())
         .ok_or_else(|| bad("is not a cursor of this server"))?;
-    if cursor["s"].as_str() != Some(sort_signature(sort).as_str()) {
+    if cursor["s"].as_str() != Some(signature) {
         return Err(bad("belongs to another sort order"));
     }
     let keys = cursor["k"]
         .as_array()
-        .filter(|keys| keys.len() == sort.len())
+        .filter(|keys| keys.len() == terms)
         .ok_or_else(|| bad("is not a cursor of this server"))?;
     keys.iter()
         .map(|key| match key {
@@ -611,13 +638,6 @@ pub fn fetch_page<T>(
 ) -> rusqlite::Result<Page<T>> {
     let statements = statements(columns, from, condition, params, query);
     let params = statements.params;
-    let count: i64 = conn
-        .prepare_cached(&statements.count)?
-        .query_row(rusqlite::params_from_iter(params.iter()), |row| row.get(0))?;
-    let total = Total {
-        count: count.min(COUNT_BOUND),
-        capped: count > COUNT_BOUND,
-    };
     let keys = query.sort.len();
     // One row more than the page: whether a next page exists.
     let wanted = query.limit as usize + 1;
@@ -630,6 +650,8 @@ pub fn fetch_page<T>(
         all.extend(segment_params);
         all.push(SqlValue::Integer((wanted - rows.len()) as i64));
         all.push(SqlValue::Integer(query.offset));
+        #[cfg(test)]
+        tests::RAN.with(|ran| ran.borrow_mut().push((sql.clone(), all.clone())));
         let mut statement = conn.prepare_cached(&sql)?;
         let first_key = statement.column_count() - keys;
         let mut found = statement.query(rusqlite::params_from_iter(all.iter()))?;
@@ -640,10 +662,28 @@ pub fn fetch_page<T>(
             rows.push((map(row)?, values));
         }
     }
+    // A first page with room to spare holds every match: its count is the
+    // total. Otherwise they are counted, up to the bound.
+    let count = if query.after.is_none() && query.offset == 0 && rows.len() <= query.limit as usize
+    {
+        rows.len() as i64
+    } else {
+        #[cfg(test)]
+        tests::RAN.with(|ran| {
+            ran.borrow_mut()
+                .push((statements.count.clone(), params.clone()))
+        });
+        conn.prepare_cached(&statements.count)?
+            .query_row(rusqlite::params_from_iter(params.iter()), |row| row.get(0))?
+    };
+    let total = Total {
+        count: count.min(COUNT_BOUND),
+        capped: count > COUNT_BOUND,
+    };
     let next = if rows.len() > query.limit as usize {
         rows.truncate(query.limit as usize);
         rows.last()
-            .map(|(_, values)| encode_cursor(&query.sort, values))
+            .map(|(_, values)| encode_cursor(&query.signature, values))
     } else {
         None
     };
@@ -675,8 +715,40 @@ impl Fields for ColumnFields {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    thread_local! {
+        /// The statements `fetch_page` ran on this thread, with their
+        /// parameters: what a test of a list's plan explains.
+        pub(crate) static RAN: std::cell::RefCell<Vec<(String, Vec<SqlValue>)>> =
+            const { std::cell::RefCell::new(Vec::new()) };
+    }
+
+    /// Runs `list` and answers the plan of every statement it ran through
+    /// `fetch_page`: `(sql, plan lines)`.
+    pub(crate) fn plans_of(
+        conn: &rusqlite::Connection,
+        list: impl FnOnce(),
+    ) -> Vec<(String, Vec<String>)> {
+        RAN.with(|ran| ran.borrow_mut().clear());
+        list();
+        RAN.with(|ran| ran.borrow_mut().drain(..).collect::<Vec<_>>())
+            .into_iter()
+            .map(|(sql, params)| {
+                let plan = conn
+                    .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
+                    .unwrap()
+                    .query_map(rusqlite::params_from_iter(params), |row| {
+                        row.get::<_, String>(3)
+                    })
+                    .unwrap()
+                    .collect::<Result<_, _>>()
+                    .unwrap();
+                (sql, plan)
+            })
+            .collect()
+    }
 
     const FIELDS: ColumnFields = ColumnFields(&[("description", "description", FieldType::Text)]);
 
@@ -740,7 +812,10 @@ mod tests {
         assert_eq!(v2.filters.len(), 1);
         // A cursor of one order is refused by another, and beside an offset.
         let q = parse(&[], Generation::Older, &FIELDS, &[]).unwrap();
-        let cursor = encode_cursor(&q.sort, &[SqlValue::Integer(1), SqlValue::Text("a".into())]);
+        let cursor = encode_cursor(
+            &q.signature,
+            &[SqlValue::Integer(1), SqlValue::Text("a".into())],
+        );
         assert!(
             parse(
                 &pairs(&[("after", &cursor)]),

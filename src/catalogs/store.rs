@@ -90,18 +90,22 @@ pub fn get_many(
 /// value is not empty).
 const XREF_INDEXED: &str = "AND xref IS NOT NULL AND xref <> ''";
 
+pub(crate) fn find_by_xref_sql() -> String {
+    format!(
+        "SELECT {COLUMNS} FROM catalog_items WHERE workspace_id = ?1 AND catalog = ?2 AND xref = ?3 \
+         {XREF_INDEXED}"
+    )
+}
+
 fn find_by_xref(
     conn: &Connection,
     workspace: &str,
     catalog: CatalogName,
     xref: &str,
 ) -> rusqlite::Result<Option<CatalogItem>> {
-    conn.prepare_cached(&format!(
-        "SELECT {COLUMNS} FROM catalog_items WHERE workspace_id = ?1 AND catalog = ?2 AND xref = ?3 \
-         {XREF_INDEXED}"
-    ))?
-    .query_row(params![workspace, catalog.key(), xref], from_row)
-    .optional()
+    conn.prepare_cached(&find_by_xref_sql())?
+        .query_row(params![workspace, catalog.key(), xref], from_row)
+        .optional()
 }
 
 fn find_by_name(

@@ -395,8 +395,9 @@ pub fn entities() -> Vec<(&'static str, bool)> {
 /// Tables whose rows are not records of the log: accounts and sessions,
 /// stored bytes, the links of documents to catalog items, the log itself, and
 /// webhooks with their delivery log (a tenant's own settings, holding secrets;
-/// their changes in the log would also be delivered to them).
-pub const NOT_RECORDS: [&str; 10] = [
+/// their changes in the log would also be delivered to them), and which
+/// tenants see a workspace (derived from the workspace, for its list).
+pub const NOT_RECORDS: [&str; 11] = [
     "accounts",
     "sessions",
     "blobs",
@@ -407,6 +408,7 @@ pub const NOT_RECORDS: [&str; 10] = [
     "sqlite_sequence",
     "webhooks",
     "webhook_deliveries",
+    "workspace_members",
 ];
 
 #[cfg(test)]

@@ -225,4 +225,123 @@ mod tests {
             }
         }
     }
+
+    /// The other lists an integrator pages through at scale: a tenant's
+    /// workspaces (of many, among another tenant's many), every workspace
+    /// for an administrator, a catalog by xref; and the catalog lookup by
+    /// xref that every write naming a record by xref makes.
+    #[test]
+    fn the_workspace_and_catalog_lists_search_their_index() {
+        use crate::auth::principal::Principal;
+        use crate::catalogs::{CatalogName, store as catalogs};
+        use crate::workspaces::store as workspaces;
+        for statistics in [false, true] {
+            let dir = tempfile::tempdir().unwrap();
+            let conn = crate::db::open_and_migrate(&dir.path().join("lists.db")).unwrap();
+            for (org, tenant) in [("org-a", "tenant-a"), ("org-b", "tenant-b")] {
+                conn.execute(
+                    "INSERT INTO organizations (id, name, name_folded, audience, created_at, \
+                     updated_at) VALUES (?1, ?1, ?1, ?2, 0, 0)",
+                    params![org, tenant],
+                )
+                .unwrap();
+            }
+            for w in 0..300 {
+                let org = if w % 6 == 0 { "org-a" } else { "org-b" };
+                conn.execute(
+                    "INSERT INTO workspaces (id, client_id, vendor_id, created_at, updated_at) \
+                     VALUES (?1, ?2, ?2, ?3, ?3)",
+                    params![format!("ws-{w:03}"), org, w],
+                )
+                .unwrap();
+                conn.execute(
+                    "INSERT INTO workspace_members (tenant, workspace_id, created_at) \
+                     SELECT audience, ?1, ?2 FROM organizations WHERE id = ?3",
+                    params![format!("ws-{w:03}"), w, org],
+                )
+                .unwrap();
+                conn.execute(
+                    "INSERT INTO catalog_items (id, workspace_id, catalog, name, name_folded, \
+                     xref, created_at, updated_at) VALUES (?1, 'ws-000', 'locations', ?1, ?1, \
+                     ?2, ?3, ?3)",
+                    params![format!("item-{w:03}"), format!("L{w}"), w],
+                )
+                .unwrap();
+            }
+            if statistics {
+                conn.execute_batch("ANALYZE").unwrap();
+            }
+            let user = |tenant: &str, is_admin| Principal {
+                account_id: 1,
+                username: "u".into(),
+                tenant: tenant.into(),
+                is_admin,
+            };
+            let fields = listing::ColumnFields(&[("xref", "xref", listing::FieldType::Text)]);
+            for generation in [Generation::Older, Generation::V2] {
+                let query = |pairs: &[(&str, &str)]| {
+                    let pairs: Vec<(String, String)> = pairs
+                        .iter()
+                        .map(|(a, b)| (a.to_string(), b.to_string()))
+                        .collect();
+                    listing::parse(&pairs, generation, &fields, &[]).unwrap()
+                };
+                let q = query(&[("limit", "5")]);
+                let mut ran = Vec::new();
+                for principal in [user("tenant-a", false), user("x", true)] {
+                    let page = workspaces::list(&conn, &principal, &q).unwrap();
+                    let cursor = page.next.unwrap();
+                    let next = query(&[("limit", "5"), ("after", &cursor)]);
+                    ran.extend(listing::tests::plans_of(&conn, || {
+                        workspaces::list(&conn, &principal, &q).unwrap();
+                        workspaces::list(&conn, &principal, &next).unwrap();
+                    }));
+                }
+                // The catalogs have the older paths only.
+                let q = listing::parse(
+                    &[("xref".to_string(), "L7".to_string())],
+                    Generation::Older,
+                    &fields,
+                    &[],
+                )
+                .unwrap();
+                ran.extend(listing::tests::plans_of(&conn, || {
+                    catalogs::list(&conn, "ws-000", CatalogName::Locations, &q).unwrap();
+                }));
+                assert!(ran.len() >= 5, "{ran:?}");
+                for (sql, plan) in ran {
+                    let text = plan.join(" | ");
+                    // An index searched, or (for an administrator, who sees
+                    // every workspace) read in order up to the page's end.
+                    for line in &plan {
+                        assert!(
+                            !line.starts_with("SCAN ")
+                                || line.starts_with("SCAN (subquery")
+                                || line.contains("INDEX workspaces_created"),
+                            "a scan:\n{sql}\n{text}"
+                        );
+                    }
+                    // The v2 order (created_at:desc, id:asc) is read from the
+                    // index and only equal creation times are sorted.
+                    let sorted = text.contains("USE TEMP B-TREE FOR ORDER BY");
+                    assert!(!sorted, "sorted, not read from the index:\n{sql}\n{text}");
+                }
+            }
+            let plan: Vec<String> = conn
+                .prepare(&format!(
+                    "EXPLAIN QUERY PLAN {}",
+                    crate::catalogs::store::find_by_xref_sql()
+                ))
+                .unwrap()
+                .query_map(params!["ws-000", "locations", "L7"], |row| row.get(3))
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap();
+            assert!(
+                plan.iter()
+                    .any(|l: &String| l.contains("USING INDEX catalog_items_xref")),
+                "{plan:?}"
+            );
+        }
+    }
 }

@@ -297,13 +297,17 @@ pub async fn rotate_secret(ctx: Ctx) -> ApiResult<Response> {
 pub async fn deliveries(ctx: Ctx) -> ApiResult<Response> {
     let user = ctx.user()?.clone();
     let id = ctx.req.param("webhook_id").to_string();
-    let mut query = listing::parse(ctx.req.query_pairs(), V2, &DELIVERY_FIELDS, &[])?;
-    if ctx.req.query("sort").is_none() {
-        query.sort = vec![
+    // Newest attempt first.
+    let query = listing::parse_with_order(
+        ctx.req.query_pairs(),
+        V2,
+        &DELIVERY_FIELDS,
+        &[],
+        Some(&[
             (FieldSql::Column("created_at"), false),
             (FieldSql::Column("id"), false),
-        ];
-    }
+        ]),
+    )?;
     let carry = query.carry.clone();
     let page = ctx
         .read(move |conn| {

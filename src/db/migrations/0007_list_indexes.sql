@@ -55,3 +55,19 @@ DROP INDEX webhook_deliveries_webhook;
 CREATE INDEX webhook_deliveries_webhook ON webhook_deliveries (webhook_id, created_at, id);
 CREATE INDEX organizations_created ON organizations (created_at, id);
 CREATE INDEX workspaces_created ON workspaces (created_at, id);
+
+-- A tenant's workspaces, by index: one row per tenant that sees the
+-- workspace (the owner of a party that counts; `Workspace::members`), kept
+-- by the workspace store in the same transaction as the workspace.
+CREATE TABLE workspace_members (
+    tenant       TEXT    NOT NULL,
+    workspace_id TEXT    NOT NULL REFERENCES workspaces (id),
+    created_at   INTEGER NOT NULL,
+    PRIMARY KEY (tenant, workspace_id)
+) WITHOUT ROWID;
+CREATE INDEX workspace_members_list ON workspace_members (tenant, created_at, workspace_id);
+CREATE INDEX workspace_members_workspace ON workspace_members (workspace_id);
+INSERT OR IGNORE INTO workspace_members (tenant, workspace_id, created_at)
+    SELECT o.audience, w.id, w.created_at FROM workspaces w JOIN organizations o
+    ON o.id IN (CASE WHEN w.state = 'active' OR w.invited IS NOT 'client' THEN w.client_id END,
+                CASE WHEN w.state = 'active' OR w.invited IS NOT 'vendor' THEN w.vendor_id END);
