@@ -389,8 +389,10 @@ fn decode_cursor(text: &str, signature: &str, terms: usize) -> ApiResult<Vec<Sql
     let cursor: Value = crate::base64url::decode(text)
         .and_then(|bytes| serde_json::from_slice(&bytes).ok())
         .ok_or_else(|| bad("is not a cursor of this server"))?;
-    if cursor["s"].as_str() != Some(signature) {
-        return Err(bad("belongs to another sort order"));
+    match cursor["s"].as_str() {
+        None => return Err(bad("is not a cursor of this server")),
+        Some(s) if s != signature => return Err(bad("belongs to another sort order")),
+        Some(_) => {}
     }
     let keys = cursor["k"]
         .as_array()

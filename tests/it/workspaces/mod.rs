@@ -13,6 +13,7 @@ mod crud;
 mod job_status;
 mod jobs;
 mod listing;
+mod paging;
 mod regressions;
 mod restart;
 mod results;
