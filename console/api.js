@@ -126,7 +126,8 @@ function failed(err, options = {}) {
  * One JSON API call. Options: `query` (object; empty values are left out),
  * `json` (a body sent as JSON), `form` (a body sent as a form), `anonymous`
  * (no key), `quiet401`. Answers the parsed body; `withTotal` answers
- * `{data, total}` with X-Total-Count.
+ * `{data, total, capped}` with X-Total-Count (`capped`: the server counted
+ * up to its bound and there are more, X-Total-Count-Capped).
  */
 export async function request(method, path, options = {}) {
   const headers = { Accept: 'application/json', ...(options.anonymous ? {} : authorization()) };
@@ -159,7 +160,8 @@ export async function request(method, path, options = {}) {
     const data = text ? JSON.parse(text) : null;
     if (options.withTotal) {
       const total = Number(response.headers.get('X-Total-Count'));
-      return { data, total: Number.isFinite(total) ? total : (data?.length ?? 0) };
+      const capped = response.headers.get('X-Total-Count-Capped') === 'true';
+      return { data, total: Number.isFinite(total) ? total : (data?.length ?? 0), capped };
     }
     return data;
   } finally {

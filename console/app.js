@@ -492,13 +492,16 @@ async function locationSearchView(view, catalog, query, alive) {
   );
 }
 
+/** Previous / next links; `pages` is null when the server capped its count (more than it counts). */
 function pager(page, pages, hashOf) {
-  if (pages <= 1 && page <= 1) return null;
+  if (pages !== null && pages <= 1 && page <= 1) return null;
+  const more = pages === null;
+  if (more) pages = page + 1;
   return h(
     'nav',
     { class: 'pager', 'aria-label': 'Pages' },
     page > 1 ? h('a', { class: 'button button-small', href: hashOf(page - 1), rel: 'prev' }, '‹ Previous') : h('span', { class: 'button button-small', 'aria-disabled': 'true' }, '‹ Previous'),
-    h('span', { class: 'pager-pos' }, `Page ${page} of ${pages}`),
+    h('span', { class: 'pager-pos' }, more ? `Page ${page}` : `Page ${page} of ${pages}`),
     page < pages ? h('a', { class: 'button button-small', href: hashOf(page + 1), rel: 'next' }, 'Next ›') : h('span', { class: 'button button-small', 'aria-disabled': 'true' }, 'Next ›'),
   );
 }
@@ -821,8 +824,8 @@ async function workspacesView(view, query, alive) {
   const org = await organizationLabels([...parties(list.data), ...parties(invitations.data)]);
   if (!alive()) return;
 
-  const workspacesCard = ({ data, total }, org) => {
-    const pages = Math.max(1, Math.ceil(total / PAGE));
+  const workspacesCard = ({ data, total, capped }, org) => {
+    const pages = capped ? null : Math.max(1, Math.ceil(total / PAGE));
     const rows = data.map((w) => {
       const href = `#/workspaces/${encodeURIComponent(w.id)}`;
       return h(
@@ -837,7 +840,7 @@ async function workspacesView(view, query, alive) {
     return h(
       'div',
       { class: 'card results' },
-      h('div', { class: 'results-head' }, h('p', { class: 'results-count' }, total ? `${total} workspace${total === 1 ? '' : 's'}` : 'No workspaces yet.'), pager(page, pages, (n) => hashWith('#/workspaces', { page: n === 1 ? '' : n }))),
+      h('div', { class: 'results-head' }, h('p', { class: 'results-count' }, total ? `${total}${capped ? '+' : ''} workspace${total === 1 ? '' : 's'}` : 'No workspaces yet.'), pager(page, pages, (n) => hashWith('#/workspaces', { page: n === 1 ? '' : n }))),
       data.length ? table(['Description', 'Client', 'Vendor', 'Id'], rows, { label: 'Workspaces' }) : null,
     );
   };
@@ -949,7 +952,9 @@ async function workspaceView(view, workspaceId, query, alive) {
     { name: 'status', 'aria-label': 'Job status', on: { change: (e) => go(hashWith(`#/workspaces/${encodeURIComponent(workspaceId)}`, { status: e.target.value })) } },
     [['', 'All statuses'], ...JOB_STATUSES.map((s) => [s, s])].map(([v, label]) => h('option', { value: v, selected: status === v }, label)),
   );
-  const pages = Math.max(1, Math.ceil(jobs.total / PAGE));
+  // Past 1,000 matches the server says "1000, capped": the count shows
+  // "1000+" and the pager goes on while pages are full.
+  const pages = jobs.capped ? null : Math.max(1, Math.ceil(jobs.total / PAGE));
   const p = workspace.body.parties ?? {};
   const state = workspace.body.state ?? 'active';
   const active = state === 'active';
@@ -975,7 +980,7 @@ async function workspaceView(view, workspaceId, query, alive) {
     h(
       'section',
       { class: 'card results', 'aria-labelledby': 'jobs-title' },
-      h('div', { class: 'results-head' }, h('h2', { id: 'jobs-title' }, 'Jobs'), h('div', { class: 'results-tools' }, h('span', { class: 'results-count' }, `${jobs.total} job${jobs.total === 1 ? '' : 's'}`), filter)),
+      h('div', { class: 'results-head' }, h('h2', { id: 'jobs-title' }, 'Jobs'), h('div', { class: 'results-tools' }, h('span', { class: 'results-count' }, `${jobs.total}${jobs.capped ? '+' : ''} job${jobs.total === 1 ? '' : 's'}`), filter)),
       jobs.data.length ? table(['Job', 'Status', 'Activity', 'ETA', 'Location', 'Cargo', 'Transport'], rows, { label: 'Jobs' }) : empty(status ? `No ${status} jobs.` : 'No jobs in this workspace yet.'),
       pager(page, pages, (n) => hashWith(`#/workspaces/${encodeURIComponent(workspaceId)}`, { status, page: n === 1 ? '' : n })),
     ),

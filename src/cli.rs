@@ -350,6 +350,12 @@ fn serve(data: &Path, log_level: LevelFilter, args: ServeArgs) -> CliResult {
             Duration::from_millis(args.vacuum_every_ms.max(1)),
             app.closing(),
         ));
+        let statistics = tokio::spawn(db::statistics::run(
+            database.clone(),
+            db::statistics::FIRST_AFTER,
+            db::statistics::EVERY,
+            app.closing(),
+        ));
         let trimming = tokio::spawn(crate::memory::run(app.closing()));
         let deliveries = tokio::spawn(crate::webhooks::deliver::run(
             database.clone(),
@@ -398,6 +404,7 @@ fn serve(data: &Path, log_level: LevelFilter, args: ServeArgs) -> CliResult {
         app.shut_down();
         let _ = retention.await;
         let _ = vacuum.await;
+        let _ = statistics.await;
         let _ = trimming.await;
         if let Err(err) = deliveries.await {
             log::error!("the webhook worker ended abnormally: {err}");

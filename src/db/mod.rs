@@ -12,6 +12,7 @@ pub mod checkpoint;
 mod error;
 pub mod migrate;
 pub mod stamp;
+pub mod statistics;
 pub mod vacuum;
 pub mod writer;
 
@@ -123,11 +124,6 @@ impl Db {
                 source,
             }
         };
-        // Keep the planner's statistics fresh (bounded work): without them a
-        // filtered, ordered search walks the primary key instead of its index.
-        write_conn
-            .execute_batch("PRAGMA analysis_limit = 1000; PRAGMA optimize = 0x10002;")
-            .map_err(pragma("refresh the query statistics"))?;
         write_conn
             .query_row(
                 &format!(

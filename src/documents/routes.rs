@@ -27,6 +27,28 @@ use crate::openapi::schema::{
 use crate::workspaces::scope::Scope;
 
 /// The routes of every kind, from its table: list, create, read, patch, delete.
+/// The list's filter parameters say whether an index serves them
+/// (`Kind::indexed`): the others read every document of the list.
+fn with_indexed(mut parameters: Vec<Value>, kind: &Kind) -> Vec<Value> {
+    for parameter in &mut parameters {
+        let Some(name) = parameter["name"].as_str().map(str::to_string) else {
+            continue;
+        };
+        if ["limit", "after", "offset", "sort"].contains(&name.as_str()) {
+            continue;
+        }
+        let note = if kind.indexed.contains(&name.as_str()) {
+            "; indexed: a page costs the same however many documents the list holds"
+        } else {
+            "; not indexed: reads every document of the list (filter on an indexed field too, \
+             or page by cursor)"
+        };
+        let description = format!("{}{note}", parameter["description"].as_str().unwrap_or(""));
+        parameter["description"] = Value::String(description);
+    }
+    parameters
+}
+
 pub fn routes() -> Vec<Endpoint> {
     let mut routes = Vec::new();
     for kind in kinds::ALL {
@@ -42,7 +64,7 @@ pub fn routes() -> Vec<Endpoint> {
                 Get,
                 kind.collection,
                 Op::new(DOCUMENTS, format!("List {noun} documents"))
-                    .parameters(list_parameters(Older, filters))
+                    .parameters(with_indexed(list_parameters(Older, filters), kind))
                     .list("`{id, body}` envelopes", envelope_schema(Older, &name, "")),
                 move |ctx| list(ctx, kind),
             ),

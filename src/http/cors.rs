@@ -14,8 +14,8 @@ use super::response::Response;
 /// conditional and range requests, and a stream's resumption.
 const ALLOW_HEADERS: &str = "Authorization, Content-Type, If-None-Match, Range, Last-Event-ID";
 /// Answer headers a page may read beyond the safelisted ones.
-const EXPOSE_HEADERS: &str =
-    "Allow, Content-Disposition, Content-Range, ETag, Retry-After, X-Total-Count";
+const EXPOSE_HEADERS: &str = "Allow, Content-Disposition, Content-Range, ETag, Link, \
+    Retry-After, X-Next-Cursor, X-Total-Count, X-Total-Count-Capped";
 /// Seconds a browser may keep a preflight's answer.
 const MAX_AGE_SECS: &str = "600";
 

@@ -130,13 +130,19 @@ impl Op {
         )
     }
 
-    /// A JSON array with the count of all matches in `X-Total-Count`.
+    /// A JSON array with the count of all matches in `X-Total-Count`, and
+    /// the next page's link and cursor.
     pub fn list(self, description: &str, item: Value) -> Op {
         self.answer(
             200,
             description,
             json!({"application/json": {"schema": array(item)}}),
-            &["X-Total-Count"],
+            &[
+                "X-Total-Count",
+                "X-Total-Count-Capped",
+                "Link",
+                "X-Next-Cursor",
+            ],
         )
     }
 
@@ -333,7 +339,25 @@ pub fn headers() -> Value {
     let header =
         |description: &str, ty: &str| json!({"description": description, "schema": {"type": ty}});
     json!({
-        "X-Total-Count": header("Every match, before `limit` and `offset`", "integer"),
+        "X-Total-Count": header(
+            "Every match, before `limit`, `offset` and `after`: exact up to 1000; past that, \
+             1000 with `X-Total-Count-Capped: true`",
+            "integer",
+        ),
+        "X-Total-Count-Capped": header(
+            "`true` when there are more than 1000 matches (`X-Total-Count` says 1000); absent \
+             otherwise",
+            "string",
+        ),
+        "Link": header(
+            "`<PATH?...&after=CURSOR>; rel=\"next\"` (RFC 8288) when a next page exists: the \
+             request's own parameters but `offset` and `after`, relative to the server",
+            "string",
+        ),
+        "X-Next-Cursor": header(
+            "The next page's `after`, when there is a next page",
+            "string",
+        ),
         "ETag": header("The quoted SHA-256 of the bytes", "string"),
         "Content-Range": header(
             "`bytes a-b/SIZE` on 206; `bytes */SIZE` on 416",

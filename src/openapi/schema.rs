@@ -5,7 +5,7 @@
 use serde_json::{Map, Value, json};
 
 use crate::listing::Generation::{self, Older, V2};
-use crate::listing::{ColumnFields, FieldType, MAX_LIMIT, V2_DEFAULT_LIMIT};
+use crate::listing::{ColumnFields, FieldType, MAX_LIMIT, OLDER_DEFAULT_LIMIT, V2_DEFAULT_LIMIT};
 
 pub fn schema_ref(name: &str) -> Value {
     json!({"$ref": format!("#/components/schemas/{name}")})
@@ -223,22 +223,34 @@ pub fn list_parameters(generation: Generation, filters: Vec<(String, Value)>) ->
     if generation == V2 {
         limit["default"] = Value::from(V2_DEFAULT_LIMIT);
         sort["default"] = Value::from("created_at:desc,id:asc");
+    } else {
+        limit["default"] = Value::from(OLDER_DEFAULT_LIMIT);
+        sort["default"] = Value::from("created_at:asc,id:asc");
     }
     let mut params = vec![
         query(
             "limit",
-            "Largest number of items to answer (older paths: all by default)",
+            "Largest number of items to answer; the answer's `Link: <...>; rel=\"next\"` leads \
+             to the next page",
             limit,
         ),
         query(
+            "after",
+            "The cursor of the page to answer: the `after` of the previous page's \
+             `Link: <...>; rel=\"next\"` (also its `X-Next-Cursor`), with the same `sort`. A \
+             next page costs the same however deep it is; not with `offset`",
+            json!({"type": "string"}),
+        ),
+        query(
             "offset",
-            "Items to skip",
+            "Items to skip (the skipped items are still read: prefer `after`)",
             json!({"type": "integer", "minimum": 0, "default": 0}),
         ),
         query(
             "sort",
             "`field:asc|desc`, comma-separated, over `created_at`, `updated_at`, `id` and the \
-             resource's fields (dotted for nested ones); ties are broken by `id`",
+             resource's fields (dotted for nested ones); equal keys in creation order, then by \
+             `id`, in the direction of the last term given",
             sort,
         ),
     ];
