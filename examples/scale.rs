@@ -353,36 +353,68 @@ fn job_body(i: usize, shape: &Shape) -> Value {
     })
 }
 
-/// Result `k` of job `i`'s certificate.
-fn quality_body(i: usize, k: usize) -> Value {
+/// Result `k` of job `i`'s certificate, written as JSON text into `out`
+/// (`date` is the job's test date): by hand, as this is what the client
+/// makes most of, millions of times, on a machine it shares with the server.
+fn quality_into(out: &mut String, i: usize, k: usize, date: &str) {
+    use std::fmt::Write;
     let (test, name, method, uom, typical) = TESTS[k % TESTS.len()];
     let set = k / TESTS.len() + 1;
     let value = typical * (0.9 + (Rng::new((i * 1_000 + k) as u64).below(200) as f64) / 1_000.0);
-    json!({
-        "status": if k % 7 == 0 { "preliminary" } else { "confirmed" },
-        "setNumber": set,
-        "testNumber": k % TESTS.len() + 1,
-        "coaId": format!("COA-{i:07}"),
-        "sample": {
-            "location": format!("TANK-{}", set),
-            "refNumber": format!("S-{i:07}-{set}"),
-            "sealNumber": format!("SEAL-{:08}", i * 4 + set)
-        },
-        "test": {"xref": test, "name": name},
-        "method": {"xref": method, "name": method},
-        "uom": {"xref": uom, "name": uom},
-        "date": datetime(YEAR_START + (i as i64 * 313) % (365 * 86_400)),
-        "resultOperator": "eq",
-        "result": format!("{value:.3}"),
-        "isPassed": true,
-        "propertyIsNumeric": true,
-        "propertyName": name
-    })
+    let status = if k % 7 == 0 {
+        "preliminary"
+    } else {
+        "confirmed"
+    };
+    // No name above holds a quote or a backslash: the texts need no escaping.
+    write!(
+        out,
+        r#"{{"status":"{status}","setNumber":{set},"testNumber":{},"coaId":"COA-{i:07}","#,
+        k % TESTS.len() + 1
+    )
+    .unwrap();
+    write!(
+        out,
+        r#""sample":{{"location":"TANK-{set}","refNumber":"S-{i:07}-{set}","sealNumber":"SEAL-{:08}"}},"#,
+        i * 4 + set
+    )
+    .unwrap();
+    write!(
+        out,
+        r#""test":{{"xref":"{test}","name":"{name}"}},"method":{{"xref":"{method}","name":"{method}"}},"uom":{{"xref":"{uom}","name":"{uom}"}},"#
+    )
+    .unwrap();
+    write!(
+        out,
+        r#""date":"{date}","resultOperator":"eq","result":"{value:.3}","isPassed":true,"propertyIsNumeric":true,"propertyName":"{name}"}}"#
+    )
+    .unwrap();
 }
 
+fn result_date(i: usize) -> String {
+    datetime(YEAR_START + (i as i64 * 313) % (365 * 86_400))
+}
+
+/// One result of job `i`, as a request body.
+fn quality_body(i: usize, k: usize) -> Vec<u8> {
+    let mut out = String::with_capacity(600);
+    quality_into(&mut out, i, k, &result_date(i));
+    out.into_bytes()
+}
+
+/// Results `range` of job `i` as one certificate (a JSON array).
 fn certificate(i: usize, range: std::ops::Range<usize>) -> Vec<u8> {
-    let items: Vec<Value> = range.map(|k| quality_body(i, k)).collect();
-    serde_json::to_vec(&items).expect("JSON")
+    let date = result_date(i);
+    let mut out = String::with_capacity(600 * range.len() + 2);
+    out.push('[');
+    for k in range {
+        if out.len() > 1 {
+            out.push(',');
+        }
+        quality_into(&mut out, i, k, &date);
+    }
+    out.push(']');
+    out.into_bytes()
 }
 
 // ---------------------------------------------------------------------------
@@ -541,12 +573,7 @@ fn load(s: &Settings, shape: &Shape) -> Loaded {
         }
         400 => {
             for k in 0..shape.results {
-                c.expect(
-                    "POST",
-                    &quality0,
-                    &serde_json::to_vec(&quality_body(0, k)).unwrap(),
-                    201,
-                );
+                c.expect("POST", &quality0, &quality_body(0, k), 201);
             }
             false
         }
@@ -601,12 +628,7 @@ fn load(s: &Settings, shape: &Shape) -> Loaded {
                         }
                     } else {
                         for k in 0..shape.results {
-                            c.expect(
-                                "POST",
-                                &quality,
-                                &serde_json::to_vec(&quality_body(i, k)).unwrap(),
-                                201,
-                            );
+                            c.expect("POST", &quality, &quality_body(i, k), 201);
                         }
                     }
                     results.fetch_add(shape.results, Ordering::Relaxed);
@@ -953,11 +975,12 @@ fn measure(s: &Settings, shape: &Shape, loaded: &Loaded) -> serde_json::Map<Stri
     ops.insert("post_job_rate".into(), rate(s, "POST job", 16, new_job));
     let single = |r: &mut Rng| {
         let i = r.below(n);
-        post(
-            format!("{list}/{}/quality", jobs[i]),
-            &quality_body(i, r.below(results)),
-            201,
-        )
+        Req {
+            method: "POST",
+            path: format!("{list}/{}/quality", jobs[i]),
+            body: quality_body(i, r.below(results)),
+            want: 201,
+        }
     };
     ops.insert(
         "post_quality_rate".into(),
@@ -1401,6 +1424,12 @@ fn report(file: &str) {
     out.push(format!("## Targets ({large} against {small}, this run)\n"));
     let met_count = targets.iter().filter(|(_, met)| *met).count();
     out.push(format!("{met_count} of {} met.\n", targets.len()));
+    if first["jobs"].as_u64() != Some(1000) || last["jobs"].as_u64() != Some(100_000) {
+        out.push(format!(
+            "**Not the issue's sizes**: its targets are stated for 100k jobs against 1k; this run \
+             judges {large} against {small}, so these verdicts are a smoke test's, not the issue's.\n"
+        ));
+    }
     out.push("| Target | Verdict |\n|---|---|".to_string());
     for (name, met) in &targets {
         out.push(format!("| {name} | {} |", verdict(*met)));
@@ -1449,6 +1478,21 @@ mod tests {
         );
         assert_eq!(next_link(&head(&["</p>; rel=\"prev\""])), None);
         assert_eq!(next_link(&head(&[])), None);
+    }
+
+    #[test]
+    fn result_bodies_are_the_json_they_mean() {
+        let one: Value = serde_json::from_slice(&quality_body(12, 16)).unwrap();
+        assert_eq!(one["setNumber"], 2);
+        assert_eq!(one["testNumber"], 2);
+        assert_eq!(one["sample"]["location"], "TANK-2");
+        assert_eq!(one["uom"]["name"], "°API");
+        assert_eq!(one["coaId"], "COA-0000012");
+        let all: Value = serde_json::from_slice(&certificate(12, 0..30)).unwrap();
+        assert_eq!(all.as_array().map(Vec::len), Some(30));
+        assert_eq!(all[16], one);
+        let empty: Value = serde_json::from_slice(&certificate(1, 0..0)).unwrap();
+        assert_eq!(empty, json!([]));
     }
 
     #[test]
