@@ -210,8 +210,10 @@ fn total_count(head: &http1::Head) -> Option<u64> {
     head.header("x-total-count").and_then(|v| v.parse().ok())
 }
 
-/// The target of the `rel="next"` link of an answer (RFC 8288), as a path.
-fn next_link(head: &http1::Head) -> Option<String> {
+/// The target of the `rel="next"` link of the answer to a request for
+/// `from` (RFC 8288), as a path: an absolute address loses its origin, a
+/// relative reference is resolved against `from`.
+fn next_link(head: &http1::Head, from: &str) -> Option<String> {
     for (name, value) in &head.headers {
         if !name.eq_ignore_ascii_case("link") {
             continue;
@@ -221,17 +223,36 @@ fn next_link(head: &http1::Head) -> Option<String> {
                 continue;
             };
             let is_next = params.split(';').any(|p| {
-                let p = p.trim().to_ascii_lowercase();
-                p == "rel=\"next\"" || p == "rel=next"
-            });
-            if is_next {
-                let target = target.trim().trim_start_matches('<');
-                let path = match target.strip_prefix("http://") {
-                    Some(rest) => rest.find('/').map_or("/", |i| &rest[i..]),
-                    None => target,
+                let Some((name, rels)) = p.split_once('=') else {
+                    return false;
                 };
-                return Some(path.to_string());
+                name.trim().eq_ignore_ascii_case("rel")
+                    && rels
+                        .trim()
+                        .trim_matches('"')
+                        .split_whitespace()
+                        .any(|r| r.eq_ignore_ascii_case("next"))
+            });
+            if !is_next {
+                continue;
             }
+            let target = target.trim().trim_start_matches('<');
+            let from_path = from.split('?').next().unwrap_or(from);
+            let path = if let Some(rest) = target
+                .strip_prefix("http://")
+                .or_else(|| target.strip_prefix("https://"))
+            {
+                rest.find('/')
+                    .map_or("/".to_string(), |i| rest[i..].to_string())
+            } else if target.starts_with('/') {
+                target.to_string()
+            } else if target.starts_with('?') {
+                format!("{from_path}{target}")
+            } else {
+                let dir = from_path.rsplit_once('/').map_or("", |(dir, _)| dir);
+                format!("{dir}/{target}")
+            };
+            return Some(path);
         }
     }
     None
@@ -1011,36 +1032,44 @@ fn measure(s: &Settings, shape: &Shape, loaded: &Loaded) -> serde_json::Map<Stri
     ops
 }
 
-/// Follows `rel="next"` from the first page (1,000 a page) to about 90% of
-/// the jobs; the link there, asking for 25, is the deep page to time. Also
-/// whether the first page of `?limit=25` has a next link.
+/// `path` with its `limit` parameter set to `limit` (any other kept).
+fn with_limit(path: &str, limit: usize) -> String {
+    let (before, query) = path.split_once('?').unwrap_or((path, ""));
+    let mut params: Vec<&str> = query
+        .split('&')
+        .filter(|p| !p.is_empty() && !p.starts_with("limit="))
+        .collect();
+    let limit = format!("limit={limit}");
+    params.push(&limit);
+    format!("{before}?{}", params.join("&"))
+}
+
+/// Follows `rel="next"` from the first page to 90% of the jobs, at most
+/// 1,000 a page, the last page asking for just what is left to reach 90%;
+/// the link there, asking for 25, is the deep page to time. Also whether the
+/// first page of `?limit=25` has a next link.
 fn keyset_deep_page(s: &Settings, list: &str, n: usize) -> (bool, Option<String>) {
     let mut c = Client::new(&s.base, &s.key);
-    let head = c.expect("GET", &format!("{list}?limit=25"), b"", 200);
-    let first_link = next_link(&head).is_some();
-    let mut path = format!("{list}?limit=1000");
+    let first = format!("{list}?limit=25");
+    let head = c.expect("GET", &first, b"", 200);
+    let first_link = next_link(&head, &first).is_some();
+    let target = (n * 9 / 10).max(1);
+    let mut path = with_limit(list, target.min(1000));
     let mut seen = 0;
     let until = Instant::now() + Duration::from_secs(120);
-    let target = n * 9 / 10;
     loop {
         let head = c.expect("GET", &path, b"", 200);
         seen += c.json().as_array().map_or(0, Vec::len);
-        let Some(next) = next_link(&head) else {
+        let Some(next) = next_link(&head, &path) else {
             eprintln!("scale:   no rel=\"next\" link after {seen} of {n} jobs");
             return (first_link, None);
         };
         if seen >= target || Instant::now() > until {
-            let deep = if next.contains("limit=1000") {
-                next.replace("limit=1000", "limit=25")
-            } else if next.contains('?') {
-                format!("{next}&limit=25")
-            } else {
-                format!("{next}?limit=25")
-            };
+            let deep = with_limit(&next, 25);
             eprintln!("scale:   keyset cursor after {seen} of {n} jobs: {deep}");
             return (first_link, Some(deep));
         }
-        path = next;
+        path = with_limit(&next, (target - seen).min(1000));
     }
 }
 
@@ -1465,19 +1494,143 @@ mod tests {
 
     #[test]
     fn finds_the_next_link_as_a_path() {
+        let from = "/workspaces/w/jobs?limit=25";
         let path = "/workspaces/w/jobs?limit=25&after=abc";
+        let next = |links: &[&str]| next_link(&head(links), from);
         assert_eq!(
-            next_link(&head(&[&format!("<{path}>; rel=\"next\"")])),
+            next(&[&format!("<{path}>; rel=\"next\"")]),
             Some(path.to_string())
         );
         assert_eq!(
-            next_link(&head(&[&format!(
+            next(&[&format!(
                 "<http://127.0.0.1:9/p?a=1>; rel=\"prev\", <http://127.0.0.1:9{path}>; rel=next"
-            )])),
+            )]),
             Some(path.to_string())
         );
-        assert_eq!(next_link(&head(&["</p>; rel=\"prev\""])), None);
-        assert_eq!(next_link(&head(&[])), None);
+        assert_eq!(
+            next(&["<?limit=25&after=abc>; rel=\"next last\""]),
+            Some(path.to_string())
+        );
+        assert_eq!(
+            next(&["<jobs?limit=25&after=abc>; title=\"x\"; REL=\"next\""]),
+            Some(path.to_string())
+        );
+        assert_eq!(next(&["</p>; rel=\"prev\""]), None);
+        assert_eq!(next(&[]), None);
+    }
+
+    #[test]
+    fn sets_the_limit_of_a_path() {
+        assert_eq!(with_limit("/j", 25), "/j?limit=25");
+        assert_eq!(
+            with_limit("/j?limit=1000&after=x&sort=eta:desc", 25),
+            "/j?after=x&sort=eta:desc&limit=25"
+        );
+    }
+
+    /// A server of `n` records that pages them by `after` (an index) with at
+    /// most `cap` a page, and links the next page as RFC 8288 says if `links`.
+    fn paging_server(
+        n: usize,
+        cap: usize,
+        links: bool,
+    ) -> (String, std::thread::JoinHandle<Vec<String>>) {
+        use std::io::{BufRead, BufReader, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let server = std::thread::spawn(move || {
+            let mut asked = Vec::new();
+            let (stream, _) = listener.accept().unwrap();
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut writer = stream;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap() == 0 {
+                    return asked;
+                }
+                let target = line.split_whitespace().nth(1).unwrap().to_string();
+                loop {
+                    let mut header = String::new();
+                    reader.read_line(&mut header).unwrap();
+                    if header.trim().is_empty() {
+                        break;
+                    }
+                }
+                let (path, query) = target.split_once('?').unwrap();
+                let param = |name: &str| {
+                    query
+                        .split('&')
+                        .find_map(|p| p.strip_prefix(name)?.strip_prefix('='))
+                        .map(|v| v.parse::<usize>().unwrap())
+                };
+                let limit = param("limit").unwrap_or(cap).min(cap);
+                let from = param("after").map_or(0, |a| a + 1);
+                let to = (from + limit).min(n);
+                let items: Vec<String> =
+                    (from..to).map(|i| format!("{{\"id\":\"{i}\"}}")).collect();
+                let body = format!("[{}]", items.join(","));
+                let link = if links && to < n {
+                    format!(
+                        "Link: <{path}?limit={limit}&after={}>; rel=\"next\"\r\n",
+                        to - 1
+                    )
+                } else {
+                    String::new()
+                };
+                write!(
+                    writer,
+                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n{link}\r\n{body}",
+                    body.len()
+                )
+                .unwrap();
+                asked.push(target);
+            }
+        });
+        (base, server)
+    }
+
+    fn settings(base: &str) -> Settings {
+        Settings {
+            base: base.to_string(),
+            key: "k".into(),
+            results: 30,
+            connections: 1,
+            samples: 1,
+            op_seconds: 1.0,
+            rate_seconds: 1.0,
+            load_limit: 1.0,
+            pid: None,
+            data: None,
+        }
+    }
+
+    #[test]
+    fn walks_to_a_cursor_at_90_percent() {
+        let (base, server) = paging_server(2_500, 1_000, true);
+        let (first_link, deep) = keyset_deep_page(&settings(&base), "/jobs", 2_500);
+        assert!(first_link);
+        assert_eq!(deep.as_deref(), Some("/jobs?after=2249&limit=25"));
+        let asked = server.join().unwrap();
+        assert_eq!(
+            asked,
+            [
+                "/jobs?limit=25",
+                "/jobs?limit=1000",
+                "/jobs?after=999&limit=1000",
+                "/jobs?after=1999&limit=250"
+            ]
+        );
+        // A server that pages by less than asked, or not at all.
+        let (base, server) = paging_server(100, 7, true);
+        let (_, deep) = keyset_deep_page(&settings(&base), "/jobs", 100);
+        assert_eq!(deep.as_deref(), Some("/jobs?after=89&limit=25"));
+        drop(server);
+        let (base, server) = paging_server(100, 1_000, false);
+        assert_eq!(
+            keyset_deep_page(&settings(&base), "/jobs", 100),
+            (false, None)
+        );
+        drop(server);
     }
 
     #[test]
