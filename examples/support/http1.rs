@@ -1,5 +1,5 @@
 //! A tiny blocking HTTP/1.1 client over `std::net`, shared by the benchmark
-//! examples (`changes_catchup.rs`, `sse_latency.rs`, included with `#[path]`):
+//! examples (`changes_catchup.rs`, `sse_latency.rs`, `scale.rs`, included with `#[path]`):
 //! one keep-alive connection, `Content-Length` and chunked bodies, and a
 //! line reader over a chunked stream for Server-Sent Events. No TLS, no
 //! redirects, no pipelining: what a benchmark client on 127.0.0.1 needs.
@@ -29,6 +29,18 @@ pub struct Head {
     pub status: u16,
     pub content_length: Option<usize>,
     pub chunked: bool,
+    /// Every header, in order, as sent (names as the server spelled them).
+    pub headers: Vec<(String, String)>,
+}
+
+impl Head {
+    /// The first header named `name` (case-insensitive).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
 }
 
 impl Conn {
@@ -101,6 +113,7 @@ impl Conn {
             status,
             content_length: None,
             chunked: false,
+            headers: Vec::new(),
         };
         loop {
             line.clear();
@@ -120,6 +133,7 @@ impl Conn {
                 {
                     head.chunked = true;
                 }
+                head.headers.push((name.to_string(), value.to_string()));
             }
         }
     }
@@ -149,6 +163,21 @@ impl Conn {
         let head = self.read_head()?;
         self.read_body(&head, body)?;
         Ok(head.status)
+    }
+
+    /// Like [`Conn::call`], returning the whole head (its headers too).
+    pub fn exchange(
+        &mut self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        request_body: &[u8],
+        body: &mut Vec<u8>,
+    ) -> io::Result<Head> {
+        self.send(method, path, headers, request_body)?;
+        let head = self.read_head()?;
+        self.read_body(&head, body)?;
+        Ok(head)
     }
 
     /// A chunked body as a stream of lines (a Server-Sent Events stream).
