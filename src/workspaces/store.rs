@@ -208,7 +208,10 @@ pub fn list(
     fetch_page(
         conn,
         COLUMNS,
-        "FROM workspace_members m JOIN workspaces w ON w.id = m.workspace_id",
+        // LEFT JOIN (every member row has its workspace: a foreign key): a
+        // count without a filter on the workspace's columns then reads the
+        // membership index alone (SQLite omits an unused LEFT JOIN on a key).
+        "FROM workspace_members m LEFT JOIN workspaces w ON w.id = m.workspace_id",
         "m.tenant = ?",
         vec![SqlValue::Text(user.tenant.clone())],
         &query,
