@@ -68,7 +68,15 @@ pub struct Kind {
     pub patch_shape: Shape,
     /// Quality results read references back as `{id, xref, name}`.
     pub expand_references: bool,
+    /// Its POST also takes a JSON array of 1 to [`MAX_ITEMS`] documents,
+    /// stored all or none (a certificate of results).
+    pub bulk: bool,
+    /// The v2 collection's path pattern, where the kind has one (POST only).
+    pub v2_collection: Option<&'static str>,
 }
+
+/// Most documents one array body of a `bulk` kind may hold.
+pub const MAX_ITEMS: usize = 1000;
 
 impl Kind {
     pub fn is_job(&self) -> bool {
@@ -153,6 +161,8 @@ pub static JOB: Kind = Kind {
     get_shape: Shape::Body,
     patch_shape: Shape::Body,
     expand_references: false,
+    bulk: false,
+    v2_collection: None,
 };
 
 pub static LOAD_PORT_INFORMATION: Kind = Kind {
@@ -173,6 +183,8 @@ pub static LOAD_PORT_INFORMATION: Kind = Kind {
     get_shape: Shape::Body,
     patch_shape: Shape::Body,
     expand_references: false,
+    bulk: false,
+    v2_collection: None,
 };
 
 pub static QUANTITY_RESULT: Kind = Kind {
@@ -204,6 +216,8 @@ pub static QUANTITY_RESULT: Kind = Kind {
     get_shape: Shape::Body,
     patch_shape: Shape::Envelope,
     expand_references: false,
+    bulk: false,
+    v2_collection: None,
 };
 
 pub static QUALITY_RESULT: Kind = Kind {
@@ -251,6 +265,8 @@ pub static QUALITY_RESULT: Kind = Kind {
     get_shape: Shape::EnvelopeInArray,
     patch_shape: Shape::Body,
     expand_references: true,
+    bulk: true,
+    v2_collection: Some("/v2/workspaces/{workspace_id}/jobs/{job_id}/quality-results"),
 };
 
 pub static TIMELOG: Kind = Kind {
@@ -273,6 +289,8 @@ pub static TIMELOG: Kind = Kind {
     get_shape: Shape::Body,
     patch_shape: Shape::Body,
     expand_references: false,
+    bulk: true,
+    v2_collection: Some("/v2/workspaces/{workspace_id}/jobs/{job_id}/timelogs"),
 };
 
 /// Every kind; the four after the job attach to a job.
