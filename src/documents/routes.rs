@@ -11,7 +11,7 @@ use super::store::{self, BodyFields};
 use super::{Document, schema};
 use crate::app::{Ctx, Endpoint, session};
 use crate::catalogs::CatalogItem;
-use crate::catalogs::store::RefContext;
+use crate::catalogs::store::{RefContext, Resolved};
 use crate::clock;
 use crate::envelope::{self, Wrapping, in_body, unwrap_v2};
 use crate::error::{ApiError, ApiResult, ItemError};
@@ -275,19 +275,33 @@ pub async fn list(ctx: Ctx, kind: &'static Kind) -> ApiResult<Response> {
     Ok(Response::json(200, &items).header("x-total-count", &total.to_string()))
 }
 
+/// The document a body is prepared for.
+#[derive(Clone, Copy)]
+enum Subject<'a> {
+    /// A create, with the new document's id.
+    New(&'a str),
+    /// A PATCH of the stored document.
+    Stored(&'a Document),
+}
+
 /// Validates a full body (create, or PATCH after merging), resolving catalog
-/// references, and applies the kind's rules. Returns the body and the catalog
-/// items it refers to (as read or created here: its answer shows them
-/// expanded without reading them again).
+/// references (through `resolved`, what the write resolved before), and
+/// applies the kind's rules. Returns the body and the catalog items it refers
+/// to (as read or created here: its answer shows them expanded without
+/// reading them again).
 fn prepare(
     conn: &Connection,
     scope: &Scope,
     kind: &'static Kind,
     job: Option<&Document>,
-    doc_id: &str,
+    subject: Subject<'_>,
     body: &Value,
-    old: Option<&Document>,
+    resolved: &mut Resolved,
 ) -> ApiResult<(serde_json::Map<String, Value>, Vec<CatalogItem>)> {
+    let (doc_id, old) = match subject {
+        Subject::New(id) => (id, None),
+        Subject::Stored(doc) => (doc.id.as_str(), Some(doc)),
+    };
     let place = Placement {
         workspace: &scope.workspace,
         job,
@@ -299,14 +313,15 @@ fn prepare(
         owner_party: owner.as_deref(),
         now: clock::now_ms(),
         used: Vec::new(),
+        resolved,
     };
     let mut normalized = schema::normalize(kind, body, &mut refs)?;
     rules::before_write(conn, kind, &place, doc_id, &mut normalized, old)?;
     schema::check_required(kind, &normalized)?;
-    Ok((
-        schema::in_documented_order(kind.fields, normalized),
-        refs.used,
-    ))
+    if !schema::is_in_documented_order(kind.fields, &normalized) {
+        normalized = schema::in_documented_order(kind.fields, normalized);
+    }
+    Ok((normalized, refs.used))
 }
 
 /// What a create's body holds.
@@ -376,16 +391,19 @@ async fn create_input(
 
 /// Creates one document in the writer: validated, its references resolved
 /// (missing catalog records created), checked by the kind's rules, stored.
-/// The one path of every create, alone or as an item of an array.
+/// The one path of every create, alone or as an item of an array (whose
+/// items share `resolved`: a record found or created once is not looked up
+/// again).
 fn create_one(
     conn: &Connection,
     scope: &Scope,
     kind: &'static Kind,
     job: Option<&Document>,
     body: &Value,
+    resolved: &mut Resolved,
 ) -> ApiResult<(Document, Vec<CatalogItem>)> {
     let id = crate::ids::new_id();
-    let (normalized, used) = prepare(conn, scope, kind, job, &id, body, None)?;
+    let (normalized, used) = prepare(conn, scope, kind, job, Subject::New(&id), body, resolved)?;
     let now = clock::now_ms();
     let doc = Document {
         id,
@@ -419,8 +437,9 @@ fn create_many(
     let count = items.len();
     let mut created = Vec::with_capacity(count);
     let mut failed = Vec::new();
+    let mut resolved = Resolved::default();
     for (index, item) in items.into_iter().enumerate() {
-        match item.and_then(|body| create_one(conn, scope, kind, job, &body)) {
+        match item.and_then(|body| create_one(conn, scope, kind, job, &body, &mut resolved)) {
             Ok(done) => created.push(done),
             Err(error) if matches!(error.status(), 400 | 409) => {
                 failed.push(ItemError { index, error });
@@ -452,7 +471,11 @@ pub async fn create(
         .write_in(move |conn, scope| {
             let job = job(conn, scope, &target)?;
             match input {
-                Input::One(body) => Ok(vec![create_one(conn, scope, kind, job.as_ref(), &body)?]),
+                Input::One(body) => {
+                    let mut resolved = Resolved::default();
+                    let one = create_one(conn, scope, kind, job.as_ref(), &body, &mut resolved)?;
+                    Ok(vec![one])
+                }
                 Input::Many(items) => create_many(conn, scope, kind, job.as_ref(), items, prefix),
             }
         })
@@ -513,9 +536,9 @@ pub async fn patch(mut ctx: Ctx, kind: &'static Kind) -> ApiResult<Response> {
                 scope,
                 kind,
                 job.as_ref(),
-                &doc.id,
+                Subject::Stored(&doc),
                 &merged,
-                Some(&doc),
+                &mut Resolved::default(),
             )?;
             if normalized != doc.body {
                 doc.body = normalized;

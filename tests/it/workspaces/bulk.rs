@@ -520,3 +520,44 @@ fn a_workspace_no_longer_active_refuses_the_array_once_with_409() {
     }
     assert_eq!(changes_since(&w, since), Vec::<String>::new());
 }
+
+#[test]
+fn items_resolve_references_as_posts_of_one_at_a_time_would() {
+    let w = World::new();
+    let (job, _) = w.create_job(json!({}));
+    let older = w
+        .create_item_as(&w.alice, "tests", &json!({"name": "Density"}))
+        .0;
+    let mut items = certificate(5);
+    // A new record by xref with a name an older record has: found by xref
+    // later, while the name still finds the older record.
+    items[0]["test"] = json!({"xref": "NEW-DENS", "name": "Density"});
+    items[1]["test"] = json!({"name": "DENSITY"});
+    items[2]["test"] = json!({"xref": "NEW-DENS"});
+    // A new record by name alone: the next by that name is the same one.
+    items[3]["test"] = json!({"name": "Flash point"});
+    items[4]["test"] = json!({"name": "flash POINT", "xref": ""});
+    let answer = expect(
+        &w.server
+            .post(&w.results_path(&job, &QUALITY), &w.alice, &json!(items)),
+        201,
+    );
+    let test = |n: usize| text(&answer[n]["body"]["test"]["id"]);
+    assert_ne!(test(0), older);
+    assert_eq!(test(1), older);
+    assert_eq!(test(2), test(0));
+    assert_eq!(test(4), test(3));
+    assert_eq!(answer[4]["body"]["test"]["name"], "Flash point");
+    // Item 0's new record by its id, and the older one by id: as stored.
+    let mut again = certificate(2);
+    again[0]["test"] = json!(test(0));
+    again[1]["test"] = json!({"id": older});
+    let answer = expect(
+        &w.server
+            .post(&w.results_path(&job, &QUALITY), &w.alice, &json!(again)),
+        201,
+    );
+    assert_eq!(answer[0]["body"]["test"]["xref"], "NEW-DENS");
+    assert_eq!(answer[1]["body"]["test"]["id"], older.as_str());
+    assert_eq!(w.items("tests").len(), 3);
+}
