@@ -417,6 +417,31 @@ def run(r):
         r.call("PATCH", one, patch)
         made[segment] = one
 
+    r.section("Certificates: many documents at once",
+              "An array of quality results or time logs is stored all or none; see "
+              "[api.md](api.md#certificates-many-documents-at-once).\n")
+    certificate = [
+        {"status": "confirmed", "setNumber": 2, "testNumber": 1, "sample": {"location": "Shore tank 42"},
+         "test": {"xref": "DEN15"}, "method": {"name": "ASTM D4052"}, "uom": {"name": "kg/m3"}, "result": 845.6},
+        {"status": "confirmed", "setNumber": 2, "testNumber": 2, "sample": {"location": "Shore tank 42"},
+         "test": {"xref": "SUL", "name": "Sulphur"}, "method": {"name": "ASTM D4294"},
+         "uom": {"name": "mg/kg"}, "result": "8.1"},
+    ]
+    r.call("POST", f"{jp}/quality", certificate,
+           note="Two results of one certificate; the second names a new test, created on the way.")
+    invalid = [dict(certificate[0], setNumber=1.5), dict(certificate[1], colour="red")]
+    r.call("POST", f"{jp}/quality", invalid, note="Every invalid item is reported; nothing was stored.")
+    v2_quality = f"/v2/workspaces/{ws['id']}/jobs/{job['id']}/quality-results"
+    alias("/v2/workspaces/{workspace_id}/jobs/{job_id}/quality-results", v2_quality)
+    r.call("POST", v2_quality, {"body": [dict(certificate[0], setNumber=3)]})
+    v2_timelogs = f"/v2/workspaces/{ws['id']}/jobs/{job['id']}/timelogs"
+    alias("/v2/workspaces/{workspace_id}/jobs/{job_id}/timelogs", v2_timelogs)
+    r.call("POST", v2_timelogs, {"body": [
+        {"type": {"name": "Hoses connected"}, "category": "event", "start": "2026-12-01T09:10:00Z"},
+        {"type": {"name": "Waiting for shore"}, "category": "delay", "start": "2026-12-01T09:20:00Z",
+         "end": "2026-12-01T10:05:00Z"},
+    ]})
+
     r.section("Catalogs and synonyms (older paths)")
     cat = f"{wp}/catalogs/products"
     alias("/workspaces/{workspace_id}/catalogs/{catalog}", cat)

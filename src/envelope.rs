@@ -108,28 +108,52 @@ pub enum Wrapping {
     Required,
     /// `{"body": {...}}`, or the bare entity when the object has no `body` key (POST).
     Optional,
+    /// As [`Wrapping::Optional`], and the entity, wrapped or bare, may also
+    /// be an array of entities (the POST of a document kind that takes one).
+    Items,
 }
 
 /// Takes the entity out of a v2 request body; returns it and the JSON path
 /// prefix its fields are reported under (`body` or empty).
 pub fn unwrap_v2(value: Value, wrapping: Wrapping) -> ApiResult<(Value, &'static str)> {
-    let Value::Object(mut map) = value else {
-        return Err(ApiError::invalid(
-            "$",
-            "The request body must be a JSON object",
-        ));
+    let items = wrapping == Wrapping::Items;
+    let mut map = match value {
+        Value::Object(map) => map,
+        Value::Array(_) if items => return Ok((value, "")),
+        _ if items => {
+            return Err(ApiError::invalid(
+                "$",
+                "The request body must be a JSON object or an array of objects",
+            ));
+        }
+        _ => {
+            return Err(ApiError::invalid(
+                "$",
+                "The request body must be a JSON object",
+            ));
+        }
     };
     match map.remove("body") {
         Some(body) => {
             if let Some(extra) = map.keys().next() {
                 return Err(crate::validate::unknown_field(extra, &["body"]));
             }
+            if items && body.is_array() {
+                return Ok((body, "body"));
+            }
             if !body.is_object() {
-                return Err(ApiError::invalid("body", "`body` must be a JSON object"));
+                return Err(ApiError::invalid(
+                    "body",
+                    if items {
+                        "`body` must be a JSON object or an array of objects"
+                    } else {
+                        "`body` must be a JSON object"
+                    },
+                ));
             }
             Ok((body, "body"))
         }
-        None if wrapping == Wrapping::Optional => Ok((Value::Object(map), "")),
+        None if wrapping != Wrapping::Required => Ok((Value::Object(map), "")),
         None => Err(crate::validate::missing("body")),
     }
 }

@@ -1,6 +1,7 @@
 //! The service's one error type, and the single place where each error becomes
 //! a status code and the contract's error body
-//! `{"error":{"status":N,"code":"...","message":"...","field":"..."}}`.
+//! `{"error":{"status":N,"code":"...","message":"...","field":"..."}}` (with
+//! `items` when the items of an array body failed, see [`ApiError::Items`]).
 //!
 //! Internal errors carry their detail only to the log: the client sees a plain
 //! message, so nothing about the store or the code leaks through a 500. The
@@ -32,6 +33,18 @@ pub enum ApiError {
     RequestTimeout,
     /// 409: the request conflicts with what is stored.
     Conflict { code: &'static str, message: String },
+    /// 400 `invalid_items` (409 `conflicting_items` when every failed item
+    /// met a 409 rule): items of an array body that cannot be stored, each
+    /// with its index and the error it alone would have had; nothing was
+    /// stored. Made by [`ApiError::items`].
+    Items {
+        /// How many items the array holds.
+        count: usize,
+        /// The items that failed, in index order.
+        failed: Vec<ItemError>,
+        /// The first failed item's field from the body's root (`[3].setNumber`).
+        field: String,
+    },
     /// 410: a change-feed cursor older than what the log still keeps; the
     /// client lists again and continues from `next`.
     CursorExpired {
@@ -76,6 +89,14 @@ pub enum Throttle {
     FailedLogins,
     /// The address spent its budget of failed logins per minute.
     Address,
+}
+
+/// One failed item of an array body: its index and its own error (a 400 or
+/// a 409, its `field` relative to the item).
+#[derive(Debug)]
+pub struct ItemError {
+    pub index: usize,
+    pub error: ApiError,
 }
 
 /// Any error, kept whole: what [`ApiError::Internal`] holds.
@@ -166,6 +187,22 @@ impl ApiError {
         }
     }
 
+    /// The failed items of an array of `count` at `prefix` (`""`, or `body`
+    /// for a wrapped v2 body); `failed` must not be empty.
+    pub fn items(count: usize, failed: Vec<ItemError>, prefix: &str) -> Self {
+        let first = failed.first();
+        let mut field = format!("{prefix}[{}]", first.map_or(0, |f| f.index));
+        if let Some(inner) = first.and_then(|f| f.error.field()).filter(|f| *f != "$") {
+            field.push('.');
+            field.push_str(inner);
+        }
+        ApiError::Items {
+            count,
+            failed,
+            field,
+        }
+    }
+
     /// A 500 with a message for the log.
     pub fn internal(detail: impl fmt::Display) -> Self {
         ApiError::Internal(detail.to_string().into())
@@ -205,6 +242,13 @@ impl ApiError {
             ApiError::MethodNotAllowed { .. } => 405,
             ApiError::RequestTimeout => 408,
             ApiError::Conflict { .. } => 409,
+            ApiError::Items { failed, .. } => {
+                if failed.iter().all(|f| f.error.status() == 409) {
+                    409
+                } else {
+                    400
+                }
+            }
             ApiError::CursorExpired { .. } => 410,
             ApiError::PayloadTooLarge { .. } => 413,
             ApiError::UnsupportedMediaType(_) => 415,
@@ -219,6 +263,8 @@ impl ApiError {
     pub fn code(&self) -> &'static str {
         match self {
             ApiError::BadRequest { code, .. } | ApiError::Conflict { code, .. } => code,
+            ApiError::Items { .. } if self.status() == 409 => "conflicting_items",
+            ApiError::Items { .. } => "invalid_items",
             ApiError::Unauthorized(_) => "unauthorized",
             ApiError::NotFound(_) => "not_found",
             ApiError::MethodNotAllowed { .. } => "method_not_allowed",
@@ -240,6 +286,23 @@ impl ApiError {
         match self {
             ApiError::BadRequest { message, .. } | ApiError::Conflict { message, .. } => {
                 message.clone()
+            }
+            ApiError::Items { count, failed, .. } => {
+                let conflicts = failed.iter().filter(|f| f.error.status() == 409).count();
+                let invalid = failed.len() - conflicts;
+                let are = |n: usize| if n == 1 { "is" } else { "are" };
+                let what = match (invalid, conflicts) {
+                    (_, 0) => format!("{} invalid", are(invalid)),
+                    (0, _) => format!("{} refused by what is stored", are(conflicts)),
+                    _ => format!(
+                        "cannot be stored ({invalid} invalid, {conflicts} refused by what is \
+                         stored)"
+                    ),
+                };
+                format!(
+                    "{} of {count} items {what}; nothing was stored",
+                    failed.len()
+                )
             }
             ApiError::Unauthorized(m)
             | ApiError::NotFound(m)
@@ -296,6 +359,7 @@ impl ApiError {
     pub fn field(&self) -> Option<&str> {
         match self {
             ApiError::BadRequest { field, .. } => field.as_deref(),
+            ApiError::Items { field, .. } => Some(field),
             _ => None,
         }
     }
@@ -312,6 +376,21 @@ impl ApiError {
         }
         if let ApiError::CursorExpired { next, .. } = self {
             error["next"] = json!(next);
+        }
+        if let ApiError::Items { failed, .. } = self {
+            let items = failed.iter().map(|item| {
+                let mut one = json!({
+                    "index": item.index,
+                    "status": item.error.status(),
+                    "code": item.error.code(),
+                    "message": item.error.message(),
+                });
+                if let Some(field) = item.error.field() {
+                    one["field"] = Value::String(field.to_string());
+                }
+                one
+            });
+            error["items"] = Value::Array(items.collect());
         }
         json!({ "error": error })
     }
@@ -425,6 +504,57 @@ mod tests {
         assert_eq!(with_field["error"]["field"], "latitudeDeg");
         let without = ApiError::not_found("No port with that code").body();
         assert!(without["error"].get("field").is_none());
+    }
+
+    #[test]
+    fn failed_items_are_listed_each_with_its_index_and_own_error() {
+        let item = |index, error| ItemError { index, error };
+        let err = ApiError::items(
+            30,
+            vec![
+                item(
+                    3,
+                    ApiError::invalid("setNumber", "`setNumber` must be a whole number"),
+                ),
+                item(
+                    9,
+                    ApiError::invalid("$", "An item must be a JSON object, not a number"),
+                ),
+                item(12, ApiError::conflict("duplicate_direction", "Taken")),
+            ],
+            "",
+        );
+        assert_eq!((err.status(), err.code()), (400, "invalid_items"));
+        assert_eq!(
+            err.body(),
+            json!({"error": {
+                "status": 400,
+                "code": "invalid_items",
+                "message": "3 of 30 items cannot be stored (2 invalid, 1 refused by what is \
+                            stored); nothing was stored",
+                "field": "[3].setNumber",
+                "items": [
+                    {"index": 3, "status": 400, "code": "invalid_field",
+                     "message": "`setNumber` must be a whole number", "field": "setNumber"},
+                    {"index": 9, "status": 400, "code": "invalid_field",
+                     "message": "An item must be a JSON object, not a number", "field": "$"},
+                    {"index": 12, "status": 409, "code": "duplicate_direction",
+                     "message": "Taken"},
+                ],
+            }})
+        );
+        let one = ApiError::items(2, vec![item(1, ApiError::invalid("$", "x"))], "body");
+        assert_eq!(one.field(), Some("body[1]"));
+        assert_eq!(one.message(), "1 of 2 items is invalid; nothing was stored");
+        let conflicts = ApiError::items(2, vec![item(0, ApiError::conflict("c", "x"))], "");
+        assert_eq!(
+            (conflicts.status(), conflicts.code()),
+            (409, "conflicting_items")
+        );
+        assert_eq!(
+            conflicts.message(),
+            "1 of 2 items is refused by what is stored; nothing was stored"
+        );
     }
 
     #[test]

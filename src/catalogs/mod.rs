@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use crate::error::{ApiError, ApiResult};
 
 /// The eight catalogs of a workspace.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum CatalogName {
     Products,
     Locations,

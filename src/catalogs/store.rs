@@ -1,6 +1,8 @@
 //! SQL for catalog items, and the resolution of catalog references in
 //! documents (find by id, xref or name; create when missing).
 
+use std::collections::HashMap;
+
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::Value;
@@ -234,6 +236,28 @@ pub struct RefContext<'a> {
     /// Every item the document refers to, as found: for `document_refs`, and
     /// to show the references expanded without reading them again.
     pub used: Vec<CatalogItem>,
+    /// What the write resolved before, for this document or an earlier one.
+    pub resolved: &'a mut Resolved,
+}
+
+/// The references one write has resolved, shared by the documents it stores
+/// (the items of a certificate): a record found or created once is not
+/// looked up again. It holds only what the write's own transaction read or
+/// wrote, so it answers what the store would: for one write only.
+#[derive(Default)]
+pub struct Resolved {
+    by_id: HashMap<(CatalogName, String), CatalogItem>,
+    by_xref: HashMap<(CatalogName, String), CatalogItem>,
+    /// By folded name: the oldest record of that name, as `find_by_name`.
+    by_name: HashMap<(CatalogName, String), CatalogItem>,
+}
+
+impl Resolved {
+    fn remember_id(&mut self, catalog: CatalogName, item: &CatalogItem) {
+        self.by_id
+            .entry((catalog, item.id.clone()))
+            .or_insert_with(|| item.clone());
+    }
 }
 
 impl RefContext<'_> {
@@ -269,8 +293,8 @@ impl RefContext<'_> {
                 if let Some(id) = id {
                     self.existing(catalog, &id, path)?
                 } else if let Some(found) = match (&xref, &name) {
-                    (Some(x), _) => find_by_xref(self.conn, self.workspace, catalog, x)?,
-                    (None, Some(n)) => find_by_name(self.conn, self.workspace, catalog, n)?,
+                    (Some(x), _) => self.by_xref(catalog, x)?,
+                    (None, Some(n)) => self.by_name(catalog, n)?,
                     (None, None) => {
                         return Err(ApiError::invalid(
                             path,
@@ -293,6 +317,7 @@ impl RefContext<'_> {
                         updated_at: self.now,
                     };
                     insert(self.conn, &item)?;
+                    self.created(catalog, &item);
                     item
                 }
             }
@@ -314,9 +339,57 @@ impl RefContext<'_> {
         Ok(id)
     }
 
-    fn existing(&self, catalog: CatalogName, id: &str, path: &str) -> ApiResult<CatalogItem> {
+    fn by_xref(&mut self, catalog: CatalogName, xref: &str) -> ApiResult<Option<CatalogItem>> {
+        let key = (catalog, xref.to_string());
+        if let Some(item) = self.resolved.by_xref.get(&key) {
+            return Ok(Some(item.clone()));
+        }
+        let found = find_by_xref(self.conn, self.workspace, catalog, xref)?;
+        if let Some(item) = &found {
+            self.resolved.remember_id(catalog, item);
+            self.resolved.by_xref.insert(key, item.clone());
+        }
+        Ok(found)
+    }
+
+    fn by_name(&mut self, catalog: CatalogName, name: &str) -> ApiResult<Option<CatalogItem>> {
+        let key = (catalog, crate::validate::fold(name));
+        if let Some(item) = self.resolved.by_name.get(&key) {
+            return Ok(Some(item.clone()));
+        }
+        let found = find_by_name(self.conn, self.workspace, catalog, name)?;
+        if let Some(item) = &found {
+            self.resolved.remember_id(catalog, item);
+            self.resolved.by_name.insert(key, item.clone());
+        }
+        Ok(found)
+    }
+
+    /// A record this write created: found again by id and xref; by name only
+    /// when no record had that name (else the older one stays the answer).
+    fn created(&mut self, catalog: CatalogName, item: &CatalogItem) {
+        self.resolved.remember_id(catalog, item);
+        if let Some(xref) = &item.xref {
+            self.resolved
+                .by_xref
+                .insert((catalog, xref.clone()), item.clone());
+        } else if let Some(name) = &item.name {
+            self.resolved
+                .by_name
+                .entry((catalog, crate::validate::fold(name)))
+                .or_insert_with(|| item.clone());
+        }
+    }
+
+    fn existing(&mut self, catalog: CatalogName, id: &str, path: &str) -> ApiResult<CatalogItem> {
+        if let Some(item) = self.resolved.by_id.get(&(catalog, id.to_string())) {
+            return Ok(item.clone());
+        }
         match get(self.conn, self.workspace, catalog, id)? {
-            Some(item) => Ok(item),
+            Some(item) => {
+                self.resolved.remember_id(catalog, &item);
+                Ok(item)
+            }
             None => Err(ApiError::invalid(
                 path,
                 format!(

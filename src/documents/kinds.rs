@@ -71,7 +71,15 @@ pub struct Kind {
     /// The fields a list filters on by an index (`schema.sql`, version 7):
     /// a filter on any other field reads every document the list holds.
     pub indexed: &'static [&'static str],
+    /// Its POST also takes a JSON array of 1 to [`MAX_ITEMS`] documents,
+    /// stored all or none (a certificate of results).
+    pub bulk: bool,
+    /// The v2 collection's path pattern, where the kind has one (POST only).
+    pub v2_collection: Option<&'static str>,
 }
+
+/// Most documents one array body of a `bulk` kind may hold.
+pub const MAX_ITEMS: usize = 1000;
 
 impl Kind {
     pub fn is_job(&self) -> bool {
@@ -165,6 +173,8 @@ pub static JOB: Kind = Kind {
         "etc",
         "parent",
     ],
+    bulk: false,
+    v2_collection: None,
 };
 
 pub static LOAD_PORT_INFORMATION: Kind = Kind {
@@ -186,6 +196,8 @@ pub static LOAD_PORT_INFORMATION: Kind = Kind {
     patch_shape: Shape::Body,
     expand_references: false,
     indexed: &[],
+    bulk: false,
+    v2_collection: None,
 };
 
 pub static QUANTITY_RESULT: Kind = Kind {
@@ -218,6 +230,8 @@ pub static QUANTITY_RESULT: Kind = Kind {
     patch_shape: Shape::Envelope,
     expand_references: false,
     indexed: &["date", "direction"],
+    bulk: false,
+    v2_collection: None,
 };
 
 pub static QUALITY_RESULT: Kind = Kind {
@@ -266,6 +280,8 @@ pub static QUALITY_RESULT: Kind = Kind {
     patch_shape: Shape::Body,
     expand_references: true,
     indexed: &["status", "setNumber", "date"],
+    bulk: true,
+    v2_collection: Some("/v2/workspaces/{workspace_id}/jobs/{job_id}/quality-results"),
 };
 
 pub static TIMELOG: Kind = Kind {
@@ -289,6 +305,8 @@ pub static TIMELOG: Kind = Kind {
     patch_shape: Shape::Body,
     expand_references: false,
     indexed: &[],
+    bulk: true,
+    v2_collection: Some("/v2/workspaces/{workspace_id}/jobs/{job_id}/timelogs"),
 };
 
 /// Every kind; the four after the job attach to a job.

@@ -11,19 +11,22 @@ use super::store::{self, BodyFields};
 use super::{Document, schema};
 use crate::app::{Ctx, Endpoint, session};
 use crate::catalogs::CatalogItem;
-use crate::catalogs::store::RefContext;
+use crate::catalogs::store::{RefContext, Resolved};
 use crate::clock;
-use crate::envelope;
-use crate::error::{ApiError, ApiResult};
+use crate::envelope::{self, Wrapping, in_body, unwrap_v2};
+use crate::error::{ApiError, ApiResult, ItemError};
 use crate::http::Method::{Delete, Get, Patch, Post};
 use crate::http::Response;
-use crate::listing::Generation::Older;
+use crate::http::request::{ITEMS_BODY_LIMIT, JSON_BODY_LIMIT};
+use crate::listing::Generation::{Older, V2};
 use crate::listing::{self, Generation};
 use crate::openapi::op::Op;
 use crate::openapi::op::tags::DOCUMENTS;
 use crate::openapi::schema::{
-    array, envelope as envelope_schema, list_parameters, one_of, schema_ref, string, with_required,
+    array, body_of, envelope as envelope_schema, list_parameters, one_of, schema_ref, string,
+    v2_body, with_required,
 };
+use crate::validate::kind_of;
 use crate::workspaces::scope::Scope;
 
 /// The routes of every kind, from its table: list, create, read, patch, delete.
@@ -71,11 +74,8 @@ pub fn routes() -> Vec<Endpoint> {
             session(
                 Post,
                 kind.collection,
-                Op::new(DOCUMENTS, summary("Create"))
-                    .json_body(with_required(schema_ref(&write), kind.required))
-                    .ok(201, "Created", envelope_schema(Older, &name, ""))
-                    .conflicts(on_create),
-                move |ctx| create(ctx, kind),
+                create_op(kind, Older, on_create),
+                move |ctx| create(ctx, kind, Older),
             ),
             session(
                 Get,
@@ -109,8 +109,73 @@ pub fn routes() -> Vec<Endpoint> {
                 move |ctx| delete(ctx, kind),
             ),
         ]);
+        if let Some(v2_collection) = kind.v2_collection {
+            routes.push(session(
+                Post,
+                v2_collection,
+                create_op(kind, V2, on_create),
+                move |ctx| create(ctx, kind, V2),
+            ));
+        }
     }
     routes
+}
+
+/// The operation of a kind's POST on a generation: one document, and for a
+/// `bulk` kind also an array of them.
+fn create_op(kind: &'static Kind, generation: Generation, conflicts: &[&str]) -> Op {
+    let name = kind.schema_name();
+    let noun = kind.noun;
+    let one = with_required(schema_ref(&format!("{name}Write")), kind.required);
+    let created = envelope_schema(generation, &name, kind.entity_type);
+    let op = Op::new(DOCUMENTS, format!("Create {noun}"));
+    let op = if kind.bulk {
+        let mut items = array(one.clone());
+        items["minItems"] = Value::from(1);
+        items["maxItems"] = Value::from(kinds::MAX_ITEMS);
+        items["description"] = Value::from(format!(
+            "A certificate: 1 to {} {noun} documents, stored all or none",
+            kinds::MAX_ITEMS
+        ));
+        let mut answers = array(created.clone());
+        answers["minItems"] = Value::from(1);
+        answers["maxItems"] = Value::from(kinds::MAX_ITEMS);
+        let body = json!({"oneOf": [one, items]});
+        let body = match generation {
+            Older => body,
+            V2 => v2_body(body, true),
+        };
+        op.json_body(body)
+            .ok(
+                201,
+                "Created: the envelope of the one document, or for an array the envelopes \
+                 of its documents in the order sent",
+                json!({"oneOf": [created, answers]}),
+            )
+            .error(
+                400,
+                Some(&format!(
+                    "For an array: `invalid_items`, items are invalid and nothing was stored \
+                     (the error's `items` lists each failed item with its `index` and its own \
+                     error, `field` names the first, as `[3].setNumber`); \
+                     `invalid_item_count`, an array of 0 or more than {} items",
+                    kinds::MAX_ITEMS
+                )),
+            )
+            .error(
+                413,
+                Some(&format!(
+                    "The body is over the limit (`payload_too_large`): {} MiB for an array, \
+                     {} MiB for one document",
+                    ITEMS_BODY_LIMIT >> 20,
+                    JSON_BODY_LIMIT >> 20
+                )),
+            )
+    } else {
+        op.json_body(body_of(generation, one, true))
+            .ok(201, "Created", created)
+    };
+    op.conflicts(conflicts)
 }
 
 /// A kind's filters: every scalar field of its body, dotted.
@@ -229,19 +294,33 @@ pub async fn list(ctx: Ctx, kind: &'static Kind) -> ApiResult<Response> {
     Ok(page.respond(ctx.req.path(), &carry))
 }
 
+/// The document a body is prepared for.
+#[derive(Clone, Copy)]
+enum Subject<'a> {
+    /// A create, with the new document's id.
+    New(&'a str),
+    /// A PATCH of the stored document.
+    Stored(&'a Document),
+}
+
 /// Validates a full body (create, or PATCH after merging), resolving catalog
-/// references, and applies the kind's rules. Returns the body and the catalog
-/// items it refers to (as read or created here: its answer shows them
-/// expanded without reading them again).
+/// references (through `resolved`, what the write resolved before), and
+/// applies the kind's rules. Returns the body and the catalog items it refers
+/// to (as read or created here: its answer shows them expanded without
+/// reading them again).
 fn prepare(
     conn: &Connection,
     scope: &Scope,
     kind: &'static Kind,
     job: Option<&Document>,
-    doc_id: &str,
+    subject: Subject<'_>,
     body: &Value,
-    old: Option<&Document>,
+    resolved: &mut Resolved,
 ) -> ApiResult<(serde_json::Map<String, Value>, Vec<CatalogItem>)> {
+    let (doc_id, old) = match subject {
+        Subject::New(id) => (id, None),
+        Subject::Stored(doc) => (doc.id.as_str(), Some(doc)),
+    };
     let place = Placement {
         workspace: &scope.workspace,
         job,
@@ -253,44 +332,195 @@ fn prepare(
         owner_party: owner.as_deref(),
         now: clock::now_ms(),
         used: Vec::new(),
+        resolved,
     };
     let mut normalized = schema::normalize(kind, body, &mut refs)?;
     rules::before_write(conn, kind, &place, doc_id, &mut normalized, old)?;
     schema::check_required(kind, &normalized)?;
-    Ok((
-        schema::in_documented_order(kind.fields, normalized),
-        refs.used,
-    ))
+    if !schema::is_in_documented_order(kind.fields, &normalized) {
+        normalized = schema::in_documented_order(kind.fields, normalized);
+    }
+    Ok((normalized, refs.used))
 }
 
-/// `POST`: creates a document; catalog references become record ids, missing
-/// records are created. Answers `{id, body}` with 201, rendered after the
+/// What a create's body holds.
+enum Input {
+    /// One document.
+    One(Value),
+    /// An array of documents (a `bulk` kind): each item with its aliases
+    /// applied, or the error it already has.
+    Many(Vec<ApiResult<Value>>),
+}
+
+/// Reads a create's body, before the writer: one document, or for a `bulk`
+/// kind an array of 1 to `MAX_ITEMS` (up to `ITEMS_BODY_LIMIT`; one document
+/// is still held to `JSON_BODY_LIMIT`), aliases applied. Also answers the
+/// prefix of the fields errors name (`body` for a wrapped v2 body).
+async fn create_input(
+    ctx: &mut Ctx,
+    kind: &'static Kind,
+    generation: Generation,
+) -> ApiResult<(Input, &'static str)> {
+    let limit = if kind.bulk {
+        ITEMS_BODY_LIMIT
+    } else {
+        JSON_BODY_LIMIT
+    };
+    let (value, size) = ctx.req.json_up_to(limit).await?;
+    let (value, prefix) = match generation {
+        Generation::Older => (value, ""),
+        Generation::V2 => unwrap_v2(value, Wrapping::Items)?,
+    };
+    let items = match value {
+        Value::Array(items) if kind.bulk => items,
+        one => {
+            if size > JSON_BODY_LIMIT {
+                return Err(ApiError::PayloadTooLarge {
+                    limit: JSON_BODY_LIMIT as u64,
+                });
+            }
+            let one = schema::apply_aliases(kind, one).map_err(|e| in_body(e, prefix))?;
+            return Ok((Input::One(one), prefix));
+        }
+    };
+    if items.is_empty() || items.len() > kinds::MAX_ITEMS {
+        return Err(ApiError::BadRequest {
+            code: "invalid_item_count",
+            message: format!(
+                "An array of {} documents takes 1 to {} of them; this one has {}",
+                kind.noun,
+                kinds::MAX_ITEMS,
+                items.len()
+            ),
+            field: Some(if prefix.is_empty() { "$" } else { prefix }.to_string()),
+        });
+    }
+    let items = items
+        .into_iter()
+        .map(|item| match item {
+            Value::Object(_) => schema::apply_aliases(kind, item),
+            other => Err(ApiError::invalid(
+                "$",
+                format!("An item must be a JSON object, not {}", kind_of(&other)),
+            )),
+        })
+        .collect();
+    Ok((Input::Many(items), prefix))
+}
+
+/// Creates one document in the writer: validated, its references resolved
+/// (missing catalog records created), checked by the kind's rules, stored.
+/// The one path of every create, alone or as an item of an array (whose
+/// items share `resolved`: a record found or created once is not looked up
+/// again).
+fn create_one(
+    conn: &Connection,
+    scope: &Scope,
+    kind: &'static Kind,
+    job: Option<&Document>,
+    body: &Value,
+    resolved: &mut Resolved,
+) -> ApiResult<(Document, Vec<CatalogItem>)> {
+    let id = crate::ids::new_id();
+    let (normalized, used) = prepare(conn, scope, kind, job, Subject::New(&id), body, resolved)?;
+    let now = clock::now_ms();
+    let doc = Document {
+        id,
+        workspace_id: scope.id().to_string(),
+        kind,
+        job_id: job.map(|j| j.id.clone()),
+        body: normalized,
+        created_at: now,
+        updated_at: now,
+    };
+    store::insert(conn, &doc, &used)?;
+    Ok((doc, used))
+}
+
+/// Creates every item of an array in one write, in order, or none: every
+/// item is checked (and stored, so later items see earlier ones, their
+/// new catalog records included); the items that fail with a 400 or a 409
+/// are all reported, with their index, and the write is rolled back.
+fn create_many(
+    conn: &Connection,
+    scope: &Scope,
+    kind: &'static Kind,
+    job: Option<&Document>,
+    items: Vec<ApiResult<Value>>,
+    prefix: &str,
+) -> ApiResult<Vec<(Document, Vec<CatalogItem>)>> {
+    rules::before_create(&Placement {
+        workspace: &scope.workspace,
+        job,
+    })?;
+    let count = items.len();
+    let mut created = Vec::with_capacity(count);
+    let mut failed = Vec::new();
+    let mut resolved = Resolved::default();
+    for (index, item) in items.into_iter().enumerate() {
+        match item.and_then(|body| create_one(conn, scope, kind, job, &body, &mut resolved)) {
+            Ok(done) => created.push(done),
+            Err(error) if matches!(error.status(), 400 | 409) => {
+                failed.push(ItemError { index, error });
+            }
+            Err(other) => return Err(other),
+        }
+    }
+    if failed.is_empty() {
+        Ok(created)
+    } else {
+        Err(ApiError::items(count, failed, prefix))
+    }
+}
+
+/// `POST`: creates a document, or for a `bulk` kind an array of them all or
+/// none; catalog references become record ids, missing records are created
+/// (once for all the items that name them). Answers 201 with the envelope of
+/// the generation, or an array of them in the order sent, rendered after the
 /// commit, off the writer thread.
-pub async fn create(mut ctx: Ctx, kind: &'static Kind) -> ApiResult<Response> {
-    let body = schema::apply_aliases(kind, ctx.req.json().await?)?;
+pub async fn create(
+    mut ctx: Ctx,
+    kind: &'static Kind,
+    generation: Generation,
+) -> ApiResult<Response> {
+    let (input, prefix) = create_input(&mut ctx, kind, generation).await?;
+    let many = matches!(input, Input::Many(_));
     let target = target(&ctx, kind, false);
-    let answer = ctx
+    let created = ctx
         .write_in(move |conn, scope| {
             let job = job(conn, scope, &target)?;
-            let id = crate::ids::new_id();
-            let (normalized, used) = prepare(conn, scope, kind, job.as_ref(), &id, &body, None)?;
-            let now = clock::now_ms();
-            let doc = Document {
-                id,
-                workspace_id: scope.id().to_string(),
-                kind,
-                job_id: job.map(|j| j.id),
-                body: normalized,
-                created_at: now,
-                updated_at: now,
-            };
-            store::insert(conn, &doc, &used)?;
-            Ok((doc, used))
+            match input {
+                Input::One(body) => {
+                    let mut resolved = Resolved::default();
+                    let one = create_one(conn, scope, kind, job.as_ref(), &body, &mut resolved)?;
+                    Ok(vec![one])
+                }
+                Input::Many(items) => create_many(conn, scope, kind, job.as_ref(), items, prefix),
+            }
         })
-        .await?;
-    let (doc, used) = answer;
-    let body = store::readable(kind, doc.body, |_| Ok(used))?;
-    Ok(Response::json(201, &envelope::older(&doc.id, body)))
+        .await
+        .map_err(|e| in_body(e, prefix))?;
+    let mut answers = created
+        .into_iter()
+        .map(|(doc, used)| {
+            let body = store::readable(kind, doc.body, |_| Ok(used))?;
+            Ok(match generation {
+                Generation::Older => envelope::older(&doc.id, body),
+                Generation::V2 => envelope::v2(
+                    kind.entity_type,
+                    &doc.id,
+                    body,
+                    doc.created_at,
+                    doc.updated_at,
+                ),
+            })
+        })
+        .collect::<ApiResult<Vec<Value>>>()?;
+    if many {
+        Ok(Response::json(201, &answers))
+    } else {
+        Ok(Response::json(201, &answers.pop().unwrap_or_default()))
+    }
 }
 
 /// `GET` one: shaped as the kind's table says.
@@ -325,9 +555,9 @@ pub async fn patch(mut ctx: Ctx, kind: &'static Kind) -> ApiResult<Response> {
                 scope,
                 kind,
                 job.as_ref(),
-                &doc.id,
+                Subject::Stored(&doc),
                 &merged,
-                Some(&doc),
+                &mut Resolved::default(),
             )?;
             if normalized != doc.body {
                 doc.body = normalized;

@@ -107,6 +107,13 @@ fn check_job_parties(
     Ok(())
 }
 
+/// What a create must pass whatever its body holds: the workspace is active.
+/// Checked once for an array of documents, before its items (each item then
+/// passes it again in [`before_write`], as a single create does).
+pub fn before_create(place: &Placement<'_>) -> ApiResult<()> {
+    check_active(place.workspace)
+}
+
 /// Checks and completes a normalised body before it is stored. `old` is the
 /// stored version on PATCH.
 pub fn before_write(

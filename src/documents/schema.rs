@@ -97,6 +97,13 @@ pub fn in_documented_order(fields: &[Field], mut map: Map<String, Value>) -> Map
     ordered
 }
 
+/// Whether the map's keys are fields of the table in the table's order
+/// (what [`in_documented_order`] makes), without building anything.
+pub fn is_in_documented_order(fields: &[Field], map: &Map<String, Value>) -> bool {
+    let mut rest = fields.iter();
+    map.keys().all(|key| rest.any(|field| field.name == key))
+}
+
 fn type_error(path: &str, expected: &str, value: &Value) -> ApiError {
     ApiError::invalid(
         path,
@@ -294,6 +301,24 @@ mod tests {
         let out = apply_aliases(kind, json!({"testDate": "x", "comment": "c"})).unwrap();
         assert_eq!(out, json!({"date": "x", "notes": "c"}));
         assert!(apply_aliases(kind, json!({"testDate": "x", "date": "y"})).is_err());
+    }
+
+    #[test]
+    fn documented_order_is_recognised_without_rebuilding() {
+        let fields = super::super::kinds::TIMELOG.fields;
+        let ordered = json!({"workspace": "w", "type": "t", "start": "s", "notes": "n"});
+        let ordered = ordered.as_object().unwrap();
+        assert!(is_in_documented_order(fields, ordered));
+        let shuffled = json!({"type": "t", "workspace": "w"});
+        let shuffled = shuffled.as_object().unwrap();
+        assert!(!is_in_documented_order(fields, shuffled));
+        let rebuilt = in_documented_order(fields, shuffled.clone());
+        assert!(is_in_documented_order(fields, &rebuilt));
+        let unknown = json!({"workspace": "w", "colour": "red"});
+        assert!(!is_in_documented_order(
+            fields,
+            unknown.as_object().unwrap()
+        ));
     }
 
     #[test]

@@ -20,6 +20,10 @@ pub(crate) type RequestBody = BoxBody<Bytes, BoxError>;
 
 /// Largest JSON request body (contract section 5).
 pub const JSON_BODY_LIMIT: usize = 1024 * 1024;
+/// Largest JSON body holding an array of documents (a bulk create of the
+/// kinds that take one, `documents::kinds::Kind::bulk`); a body holding one
+/// document is still held to [`JSON_BODY_LIMIT`].
+pub const ITEMS_BODY_LIMIT: usize = 8 * 1024 * 1024;
 /// Largest login form body.
 pub const FORM_BODY_LIMIT: usize = 16 * 1024;
 
@@ -317,6 +321,15 @@ impl Request {
     /// strictly: a key given twice or an integer a double cannot hold is a 400
     /// naming the field (see [`super::json`]).
     pub async fn json(&mut self) -> ApiResult<Value> {
+        self.json_up_to(JSON_BODY_LIMIT)
+            .await
+            .map(|(value, _)| value)
+    }
+
+    /// [`Request::json`] with a body of at most `limit` bytes; also answers
+    /// the body's size, for a handler whose limit depends on what the body
+    /// holds.
+    pub async fn json_up_to(&mut self, limit: usize) -> ApiResult<(Value, usize)> {
         match self.content_type() {
             Some(t) if t == "application/json" || t.ends_with("+json") => {}
             other => {
@@ -326,14 +339,14 @@ impl Request {
                 )));
             }
         }
-        let bytes = self.body_bytes(JSON_BODY_LIMIT).await?;
+        let bytes = self.body_bytes(limit).await?;
         if bytes.iter().all(u8::is_ascii_whitespace) {
             return Err(ApiError::bad_request(
                 "invalid_json",
                 "The request body is empty; a JSON object is required",
             ));
         }
-        super::json::parse(&bytes)
+        super::json::parse(&bytes).map(|value| (value, bytes.len()))
     }
 
     /// Reads an `application/x-www-form-urlencoded` body into pairs.

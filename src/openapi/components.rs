@@ -29,8 +29,9 @@ pub fn schemas() -> Map<String, Value> {
                         "field",
                         describe(
                             string(),
-                            "The input at fault: a JSON path (`cargo.uom`, `$`) or a query \
-                             parameter; present when one input is at fault",
+                            "The input at fault: a JSON path (`cargo.uom`, `$`; `[3].setNumber` \
+                             for an item of an array) or a query parameter; present when one \
+                             input is at fault",
                         ),
                     ),
                     (
@@ -39,6 +40,37 @@ pub fn schemas() -> Map<String, Value> {
                             integer(0, i64::MAX),
                             "With `cursor_expired`: the cursor to continue the feed from, \
                              after listing again",
+                        ),
+                    ),
+                    (
+                        "items",
+                        describe(
+                            array(object(
+                                vec![
+                                    (
+                                        "index",
+                                        describe(
+                                            integer(0, kinds::MAX_ITEMS as i64 - 1),
+                                            "The item's place in the array, from 0",
+                                        ),
+                                    ),
+                                    ("status", integer(400, 409)),
+                                    ("code", json!({"type": "string", "pattern": "^[a-z_]+$"})),
+                                    ("message", string()),
+                                    (
+                                        "field",
+                                        describe(
+                                            string(),
+                                            "The item's field at fault, from the item's root \
+                                             (`setNumber`, `sample.location`; `$` for the item)",
+                                        ),
+                                    ),
+                                ],
+                                &["index", "status", "code", "message"],
+                            )),
+                            "With `invalid_items` and `conflicting_items`: every item of the \
+                             array that failed, in order, each with the error a POST of it \
+                             alone would have answered",
                         ),
                     ),
                 ],
@@ -77,17 +109,7 @@ pub fn schemas() -> Map<String, Value> {
         "V2Envelope",
         describe(
             record(vec![
-                (
-                    "type",
-                    one_of(&[
-                        workspaces::ENTITY_TYPE,
-                        organizations::ENTITY_TYPE,
-                        attachments::ENTITY_TYPE,
-                        catalogs::synonyms::ENTITY_TYPE,
-                        webhooks::ENTITY_TYPE,
-                        webhooks::DELIVERY_TYPE,
-                    ]),
-                ),
+                ("type", one_of(&v2_entity_types())),
                 ("id", uuid("")),
                 ("body", json!({"type": "object"})),
                 ("created_at", date_time("RFC 3339 UTC with milliseconds")),
@@ -102,6 +124,26 @@ pub fn schemas() -> Map<String, Value> {
         kind_schemas(kind, &mut s);
     }
     s
+}
+
+/// The `type` of every record a v2 route answers: the hub's records and the
+/// document kinds that have a v2 route.
+fn v2_entity_types() -> Vec<&'static str> {
+    let mut types = vec![
+        workspaces::ENTITY_TYPE,
+        organizations::ENTITY_TYPE,
+        attachments::ENTITY_TYPE,
+        catalogs::synonyms::ENTITY_TYPE,
+        webhooks::ENTITY_TYPE,
+        webhooks::DELIVERY_TYPE,
+    ];
+    types.extend(
+        kinds::ALL
+            .iter()
+            .filter(|kind| kind.v2_collection.is_some())
+            .map(|kind| kind.entity_type),
+    );
+    types
 }
 
 fn location_schemas(put: &mut impl FnMut(&str, Value)) {

@@ -237,7 +237,8 @@ pub const ERRORS: &[(u16, &str, &str)] = &[
         "BadRequest",
         "The request is malformed or breaks a rule (`invalid_json`, `duplicate_field`, \
          `invalid_field`, `missing_field`, `unknown_field`, `invalid_query`, `invalid_path`, \
-         `invalid_multipart`); `field` names the input at fault",
+         `invalid_multipart`, `invalid_items`, `invalid_item_count`); `field` names the input \
+         at fault",
     ),
     (
         401,

@@ -128,6 +128,19 @@ fn every_documented_query_parameter_is_accepted_and_others_refused() {
             let value = sample(param);
             let url = format!("{base}?{}={}", urlencode(name), urlencode(&value));
             let reply = server.request(&method, &url, Some(&key), &[], None);
+            if name == "after" {
+                // A cursor comes from the list itself (this file has no
+                // records to page through): a made-up one is known as a
+                // cursor and refused as one, not as an unknown parameter.
+                reply.assert_error(400, "invalid_query");
+                assert!(
+                    reply.text().contains("not a cursor"),
+                    "{path}: {}",
+                    reply.text()
+                );
+                checked += 1;
+                continue;
+            }
             assert_ne!(
                 reply.status,
                 400,

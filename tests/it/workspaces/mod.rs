@@ -7,6 +7,7 @@
 //! vendor, bob), one organization each, and one workspace between them
 //! (alice's invitation, which bob accepted).
 
+mod bulk;
 mod catalogs;
 mod consent;
 mod crud;
