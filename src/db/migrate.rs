@@ -218,6 +218,59 @@ mod tests {
     /// Version 6: a file of version 5, with its rows and without auto-vacuum,
     /// is rebuilt once in incremental mode; its rows stay, and the pages a
     /// delete frees can then be handed back.
+    /// Version 7: a tenant's existing workspaces are in `workspace_members`,
+    /// by the rule of who counts: an invited party that has not accepted is
+    /// not a member; its jobs keep their bodies.
+    #[test]
+    fn a_version_6_file_gets_the_members_of_its_workspaces() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(include_str!("../../tests/fixtures/schema-v1.sql"))
+            .unwrap();
+        for step in &STEPS[..5] {
+            conn.execute_batch(step).unwrap();
+        }
+        conn.pragma_update(None, "user_version", 6).unwrap();
+        conn.execute_batch(
+            "INSERT INTO organizations (id, name, name_folded, audience, created_at, updated_at)
+                 VALUES ('oa', 'A', 'a', 'ta', 0, 0), ('ob', 'B', 'b', 'tb', 0, 0);
+             INSERT INTO workspaces (id, client_id, vendor_id, created_at, updated_at, state, invited)
+                 VALUES ('both', 'oa', 'ob', 1, 1, 'active', 'vendor'),
+                        ('asked', 'oa', 'ob', 2, 2, 'pending', 'vendor'),
+                        ('own', 'oa', NULL, 3, 3, 'active', NULL);
+             INSERT INTO documents (id, workspace_id, kind, body, created_at, updated_at)
+                 VALUES ('j', 'both', 'job', '{\"status\":\"active\"}', 1, 1);",
+        )
+        .unwrap();
+        migrate(&mut conn).unwrap();
+        let members: Vec<(String, String)> = conn
+            .prepare("SELECT tenant, workspace_id FROM workspace_members ORDER BY 2, 1")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        let pair = |t: &str, w: &str| (t.to_string(), w.to_string());
+        assert_eq!(
+            members,
+            vec![
+                pair("ta", "asked"),
+                pair("ta", "both"),
+                pair("tb", "both"),
+                pair("ta", "own"),
+            ]
+        );
+        let status: String = conn
+            .query_row(
+                "SELECT json_extract(body, '$.status') FROM documents INDEXED BY \
+                 documents_jobs_status WHERE workspace_id = 'both' AND kind = 'job' \
+                 AND json_extract(body, '$.status') = 'active'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(status, "active");
+    }
+
     #[test]
     fn a_version_5_file_is_rebuilt_in_incremental_auto_vacuum_mode() {
         let dir = tempfile::tempdir().unwrap();
