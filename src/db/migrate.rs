@@ -269,6 +269,20 @@ mod tests {
             )
             .unwrap();
         assert_eq!(status, "active");
+        // The indexes the workspace lists name exist under those names on a
+        // migrated file too.
+        let listed: i64 = conn
+            .query_row(
+                "SELECT count(*) FROM workspace_members m LEFT JOIN workspaces w \
+                 INDEXED BY sqlite_autoindex_workspaces_1 ON w.id = m.workspace_id \
+                 WHERE m.tenant = 'ta'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(listed, 3);
+        conn.prepare("SELECT id FROM workspaces w INDEXED BY workspaces_created")
+            .unwrap();
     }
 
     #[test]
