@@ -334,6 +334,7 @@ fn serve(data: &Path, log_level: LevelFilter, args: ServeArgs) -> CliResult {
         let listener = crate::http::server::bind(args.listen)
             .map_err(|e| format!("cannot listen on {}: {e}", args.listen))?;
         let address = listener.local_addr().map_err(|e| e.to_string())?;
+        let signals = Signals::register();
         // Tests and scripts read this line to learn the port when --listen ends in :0.
         println!("quayside listening on http://{address}");
         let _ = std::io::stdout().flush();
@@ -363,8 +364,22 @@ fn serve(data: &Path, log_level: LevelFilter, args: ServeArgs) -> CliResult {
             app.closing(),
         ));
         let stopping = app.clone();
+        #[cfg(unix)]
+        let Signals {
+            terminate,
+            interrupt,
+            hangup,
+        } = signals;
+        #[cfg(not(unix))]
+        let Signals {} = signals;
         let shutdown = async move {
-            shutdown_signal().await;
+            shutdown_signal(
+                #[cfg(unix)]
+                terminate,
+                #[cfg(unix)]
+                interrupt,
+            )
+            .await;
             // Live streams and long-polls end now, so that the grace period
             // is for requests that are still working.
             stopping.shut_down();
@@ -381,7 +396,11 @@ fn serve(data: &Path, log_level: LevelFilter, args: ServeArgs) -> CliResult {
         } else {
             crate::http::access_log::AccessLog::off()
         };
-        let reopening = tokio::spawn(reopen_on_hangup(access.clone()));
+        let reopening = tokio::spawn(reopen_on_hangup(
+            #[cfg(unix)]
+            hangup,
+            access.clone(),
+        ));
         let serving = app.clone();
         crate::http::server::serve(
             listener,
@@ -479,12 +498,43 @@ fn raise_descriptor_limit() -> Option<u64> {
     None
 }
 
+/// The signals the server answers, registered before it says it listens:
+/// a SIGTERM or SIGHUP sent as soon as the port is known (as tests and
+/// service managers do) finds its handler, instead of the default action
+/// that would kill the process.
+struct Signals {
+    #[cfg(unix)]
+    terminate: Option<tokio::signal::unix::Signal>,
+    #[cfg(unix)]
+    interrupt: Option<tokio::signal::unix::Signal>,
+    #[cfg(unix)]
+    hangup: Option<tokio::signal::unix::Signal>,
+}
+
+impl Signals {
+    fn register() -> Signals {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            Signals {
+                terminate: signal(SignalKind::terminate()).ok(),
+                interrupt: signal(SignalKind::interrupt()).ok(),
+                hangup: signal(SignalKind::hangup()).ok(),
+            }
+        }
+        #[cfg(not(unix))]
+        Signals {}
+    }
+}
+
 /// SIGHUP: the access log reopens its file (after logrotate moved it).
-async fn reopen_on_hangup(access: crate::http::access_log::AccessLog) {
+async fn reopen_on_hangup(
+    #[cfg(unix)] hangup: Option<tokio::signal::unix::Signal>,
+    access: crate::http::access_log::AccessLog,
+) {
     #[cfg(unix)]
     {
-        use tokio::signal::unix::{SignalKind, signal};
-        let Ok(mut hangups) = signal(SignalKind::hangup()) else {
+        let Some(mut hangups) = hangup else {
             return;
         };
         while hangups.recv().await.is_some() {
@@ -493,29 +543,35 @@ async fn reopen_on_hangup(access: crate::http::access_log::AccessLog) {
         }
     }
     #[cfg(not(unix))]
-    std::future::pending::<()>().await;
+    {
+        let _ = access;
+        std::future::pending::<()>().await;
+    }
 }
 
-async fn shutdown_signal() {
-    let interrupt = tokio::signal::ctrl_c();
+/// SIGTERM or SIGINT (Ctrl-C).
+async fn shutdown_signal(
+    #[cfg(unix)] terminate: Option<tokio::signal::unix::Signal>,
+    #[cfg(unix)] interrupt: Option<tokio::signal::unix::Signal>,
+) {
     #[cfg(unix)]
     {
-        use tokio::signal::unix::{SignalKind, signal};
-        match signal(SignalKind::terminate()) {
-            Ok(mut terminate) => {
-                tokio::select! {
-                    _ = interrupt => {},
-                    _ = terminate.recv() => {},
+        async fn next(signal: Option<tokio::signal::unix::Signal>) {
+            match signal {
+                Some(mut signal) => {
+                    signal.recv().await;
                 }
+                None => std::future::pending::<()>().await,
             }
-            Err(_) => {
-                let _ = interrupt.await;
-            }
+        }
+        tokio::select! {
+            () = next(terminate) => {},
+            () = next(interrupt) => {},
         }
     }
     #[cfg(not(unix))]
     {
-        let _ = interrupt.await;
+        let _ = tokio::signal::ctrl_c().await;
     }
     log::info!("shutdown requested");
 }

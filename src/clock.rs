@@ -79,6 +79,19 @@ pub fn normalize_rfc3339(text: &str) -> Option<String> {
     Some(format_ms(nanos.div_euclid(1_000_000) as i64))
 }
 
+/// Waits `wait`, or less when `closing` turns true: answers whether the
+/// server is still running. The one pause of every background task's loop.
+pub async fn pause(
+    wait: std::time::Duration,
+    closing: &mut tokio::sync::watch::Receiver<bool>,
+) -> bool {
+    tokio::select! {
+        () = tokio::time::sleep(wait) => {}
+        _ = closing.changed() => {}
+    }
+    !*closing.borrow()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

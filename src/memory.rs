@@ -68,11 +68,7 @@ pub async fn run(mut closing: tokio::sync::watch::Receiver<bool>) {
     let mut seen = RELEASED.load(Ordering::Relaxed);
     let mut trimmed = seen;
     loop {
-        tokio::select! {
-            () = tokio::time::sleep(TRIM_EVERY) => {}
-            _ = closing.changed() => {}
-        }
-        if *closing.borrow() {
+        if !crate::clock::pause(TRIM_EVERY, &mut closing).await {
             return;
         }
         let now = RELEASED.load(Ordering::Relaxed);

@@ -159,10 +159,8 @@ impl Conn {
         request_body: &[u8],
         body: &mut Vec<u8>,
     ) -> io::Result<u16> {
-        self.send(method, path, headers, request_body)?;
-        let head = self.read_head()?;
-        self.read_body(&head, body)?;
-        Ok(head.status)
+        self.exchange(method, path, headers, request_body, body)
+            .map(|head| head.status)
     }
 
     /// Like [`Conn::call`], returning the whole head (its headers too).

@@ -77,9 +77,8 @@ pub async fn run(
                 return;
             }
         }
-        tokio::select! {
-            _ = closing.changed() => return,
-            () = tokio::time::sleep(every) => {}
+        if !crate::clock::pause(every, &mut closing).await {
+            return;
         }
     }
 }

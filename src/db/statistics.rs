@@ -44,11 +44,7 @@ pub async fn run(
     let actor: Arc<str> = Arc::from("statistics");
     let mut wait = first;
     loop {
-        tokio::select! {
-            () = tokio::time::sleep(wait) => {}
-            _ = closing.changed() => {}
-        }
-        if *closing.borrow() {
+        if !crate::clock::pause(wait, &mut closing).await {
             return;
         }
         wait = every;

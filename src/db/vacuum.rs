@@ -54,11 +54,7 @@ pub fn give_back(conn: &Connection, pages: i64) -> rusqlite::Result<()> {
 pub async fn run(db: Db, every: Duration, mut closing: tokio::sync::watch::Receiver<bool>) {
     let actor: Arc<str> = Arc::from("vacuum");
     loop {
-        tokio::select! {
-            () = tokio::time::sleep(every) => {}
-            _ = closing.changed() => {}
-        }
-        if *closing.borrow() {
+        if !crate::clock::pause(every, &mut closing).await {
             return;
         }
         let free = match db.read(|conn, _| Ok(free_pages(conn)?)).await {

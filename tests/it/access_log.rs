@@ -108,8 +108,9 @@ fn off_and_warn_write_no_access_line() {
     for flags in [&["--access-log", "off"][..], &["--log-level", "warn"][..]] {
         let mut server = Server::start_with(flags);
         healthz(&server, 3);
-        assert!(server.stop().success());
+        let status = server.stop();
         let log = server.log_text();
+        assert!(status.success(), "{flags:?}: {status}: {log}");
         assert!(access_lines(&log).is_empty(), "{flags:?}: {log}");
         assert!(!log.contains("/healthz"), "{flags:?}: {log}");
     }
