@@ -27,7 +27,7 @@ fn main() {
         .map(str::to_string)
         .collect();
     assert!(!codes.is_empty(), "no codes");
-    let conn = quayside::db::open_connection(std::path::Path::new(&path)).expect("open");
+    let conn = quayside::db::Conn::open(std::path::Path::new(&path)).expect("open");
     let now = || {
         SystemTime::now()
             .duration_since(UNIX_EPOCH)

@@ -11,8 +11,8 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::db::Conn;
 use bytes::Bytes;
-use rusqlite::Connection;
 
 use crate::auth::check::{SessionCheck, SessionGuard, SessionLimits};
 use crate::auth::checks::PasswordChecks;
@@ -107,7 +107,7 @@ impl Drop for UploadSlot {
 }
 
 /// How [`Ctx`] finds the workspace of a path for its caller (`scope::load`).
-type ScopeLoader = fn(&Connection, Arc<Principal>, &str) -> ApiResult<Scope>;
+type ScopeLoader = fn(&Conn, Arc<Principal>, &str) -> ApiResult<Scope>;
 
 pub type HandlerFuture = Pin<Box<dyn Future<Output = ApiResult<Response>> + Send>>;
 pub type Handler = Box<dyn Fn(Ctx) -> HandlerFuture + Send + Sync>;
@@ -225,9 +225,9 @@ impl Ctx {
     fn confirming<T, F>(
         &self,
         f: F,
-    ) -> impl FnOnce(&Connection, Option<Stamp>) -> ApiResult<T> + Send + 'static
+    ) -> impl FnOnce(&Conn, Option<Stamp>) -> ApiResult<T> + Send + 'static
     where
-        F: FnOnce(&Connection) -> ApiResult<T> + Send + 'static,
+        F: FnOnce(&Conn) -> ApiResult<T> + Send + 'static,
     {
         let guard = self.guard.as_ref().filter(|g| !g.passed()).cloned();
         move |conn, read_at| {
@@ -241,7 +241,7 @@ impl Ctx {
     /// Runs `f` in one read transaction (see [`Db::read`]).
     pub fn read<T, F>(&self, f: F) -> impl Future<Output = ApiResult<T>> + Send + 'static
     where
-        F: FnOnce(&Connection) -> ApiResult<T> + Send + 'static,
+        F: FnOnce(&Conn) -> ApiResult<T> + Send + 'static,
         T: Send + 'static,
     {
         self.app.db.read(self.confirming(f))
@@ -254,7 +254,7 @@ impl Ctx {
         f: F,
     ) -> impl Future<Output = ApiResult<(Option<Stamp>, T)>> + Send + 'static
     where
-        F: FnOnce(&Connection) -> ApiResult<T> + Send + 'static,
+        F: FnOnce(&Conn) -> ApiResult<T> + Send + 'static,
         T: Send + 'static,
     {
         self.app.db.read_at(self.confirming(f))
@@ -263,7 +263,7 @@ impl Ctx {
     /// Runs `f` through the single writer (see [`Db::write`]).
     pub fn write<T, F>(&self, f: F) -> impl Future<Output = ApiResult<T>> + Send + 'static
     where
-        F: FnOnce(&Connection) -> ApiResult<T> + Send + 'static,
+        F: FnOnce(&Conn) -> ApiResult<T> + Send + 'static,
         T: Send + 'static,
     {
         let f = self.confirming(f);
@@ -281,13 +281,13 @@ impl Ctx {
         &self,
         load: ScopeLoader,
         f: F,
-    ) -> ApiResult<impl FnOnce(&Connection) -> ApiResult<T> + Send + 'static>
+    ) -> ApiResult<impl FnOnce(&Conn) -> ApiResult<T> + Send + 'static>
     where
-        F: FnOnce(&Connection, &Scope) -> ApiResult<T> + Send + 'static,
+        F: FnOnce(&Conn, &Scope) -> ApiResult<T> + Send + 'static,
     {
         let user = self.caller()?;
         let workspace = self.req.param("workspace_id").to_string();
-        Ok(move |conn: &Connection| {
+        Ok(move |conn: &Conn| {
             let scope = load(conn, user, &workspace)?;
             f(conn, &scope)
         })
@@ -296,7 +296,7 @@ impl Ctx {
     /// [`Ctx::read`] in the workspace of the path: `f` gets the [`Scope`].
     pub fn read_in<T, F>(&self, f: F) -> impl Future<Output = ApiResult<T>> + Send + 'static
     where
-        F: FnOnce(&Connection, &Scope) -> ApiResult<T> + Send + 'static,
+        F: FnOnce(&Conn, &Scope) -> ApiResult<T> + Send + 'static,
         T: Send + 'static,
     {
         let read = self.scoped(scope::load, f).map(|f| self.read(f));
@@ -306,7 +306,7 @@ impl Ctx {
     /// [`Ctx::write`] in the workspace of the path: `f` gets the [`Scope`].
     pub fn write_in<T, F>(&self, f: F) -> impl Future<Output = ApiResult<T>> + Send + 'static
     where
-        F: FnOnce(&Connection, &Scope) -> ApiResult<T> + Send + 'static,
+        F: FnOnce(&Conn, &Scope) -> ApiResult<T> + Send + 'static,
         T: Send + 'static,
     {
         let write = self.scoped(scope::load, f).map(|f| self.write(f));
@@ -318,7 +318,7 @@ impl Ctx {
     /// may not see yet (`scope::load_invitation`).
     pub fn write_invited<T, F>(&self, f: F) -> impl Future<Output = ApiResult<T>> + Send + 'static
     where
-        F: FnOnce(&Connection, &Scope) -> ApiResult<T> + Send + 'static,
+        F: FnOnce(&Conn, &Scope) -> ApiResult<T> + Send + 'static,
         T: Send + 'static,
     {
         let write = self

@@ -579,7 +579,7 @@ async fn shutdown_signal(
 /// On an empty file, creates `admin` with a random password printed once (or
 /// the one in QUAYSIDE_ADMIN_PASSWORD).
 fn ensure_first_admin(data: &Path, iterations: u32) -> CliResult {
-    let conn = db::open_and_migrate(data)?;
+    let conn = db::Conn::open(data)?;
     let swept = db::blobs::sweep_incomplete(&conn).map_err(|e| e.to_string())?;
     if swept > 0 {
         log::info!("removed {swept} upload(s) left incomplete by the last run");
@@ -609,8 +609,8 @@ fn ensure_first_admin(data: &Path, iterations: u32) -> CliResult {
 }
 
 fn user(data: &Path, command: UserCommand) -> CliResult {
-    let conn = db::open_and_migrate(data)?;
-    let sql = |e: rusqlite::Error| e.to_string();
+    let conn = db::Conn::open(data)?;
+    let sql = |e: db::Error| e.to_string();
     match command {
         UserCommand::Add {
             name,
@@ -722,44 +722,9 @@ fn read_password() -> Result<String, String> {
     Ok(secret)
 }
 
-/// `quayside backup OUT`: SQLite's online backup API copies every page in one
-/// step, inside one read transaction, so the copy is consistent even while the
-/// server writes (WAL lets the writer go on). The copy is written beside OUT,
-/// checked, then renamed into place, so OUT is never a partial file.
+/// `quayside backup OUT` (see [`db::maintenance::backup`]).
 fn backup(data: &Path, out: &Path) -> CliResult {
-    if !data.exists() {
-        return Err(format!("{} does not exist", data.display()).into());
-    }
-    if out.exists() {
-        return Err(format!("{} already exists; choose a new name", out.display()).into());
-    }
-    let partial = out.with_extension("partial");
-    let _ = std::fs::remove_file(&partial);
-    let source =
-        db::open_connection(data).map_err(|e| format!("cannot open {}: {e}", data.display()))?;
-    let mut copy = rusqlite::Connection::open(&partial)
-        .map_err(|e| format!("cannot create {}: {e}", partial.display()))?;
-    let pages = {
-        let backup =
-            rusqlite::backup::Backup::new(&source, &mut copy).map_err(|e| e.to_string())?;
-        loop {
-            match backup.step(-1).map_err(|e| e.to_string())? {
-                rusqlite::backup::StepResult::Done => break,
-                // Another connection holds a lock for a moment: try again.
-                _ => std::thread::sleep(Duration::from_millis(50)),
-            }
-        }
-        backup.progress().pagecount
-    };
-    let verdict: String = copy
-        .query_row("PRAGMA integrity_check", [], |row| row.get(0))
-        .map_err(|e| e.to_string())?;
-    drop(copy);
-    if verdict != "ok" {
-        let _ = std::fs::remove_file(&partial);
-        return Err(format!("the copy failed its integrity check: {verdict}").into());
-    }
-    std::fs::rename(&partial, out).map_err(|e| format!("cannot move the copy into place: {e}"))?;
+    let pages = db::maintenance::backup(data, out)?;
     println!(
         "backed up {} ({pages} pages) to {}",
         data.display(),
@@ -770,65 +735,7 @@ fn backup(data: &Path, out: &Path) -> CliResult {
 
 /// `quayside check`: reports every problem found; any makes the exit code 1.
 fn check(data: &Path) -> CliResult {
-    if !data.exists() {
-        return Err(format!("{} does not exist", data.display()).into());
-    }
-    let conn =
-        db::open_connection(data).map_err(|e| format!("cannot open {}: {e}", data.display()))?;
-    let sql = |e: rusqlite::Error| e.to_string();
-    let mut problems = Vec::new();
-    let version = db::migrate::schema_version(&conn).map_err(sql)?;
-    if version > db::migrate::CURRENT_VERSION {
-        problems.push(format!(
-            "schema version {version} is newer than this binary's ({})",
-            db::migrate::CURRENT_VERSION
-        ));
-    }
-    let integrity: Vec<String> = conn
-        .prepare("PRAGMA integrity_check")
-        .map_err(sql)?
-        .query_map([], |row| row.get(0))
-        .map_err(sql)?
-        .collect::<Result<_, _>>()
-        .map_err(sql)?;
-    problems.extend(
-        integrity
-            .into_iter()
-            .filter(|line| line != "ok")
-            .map(|line| format!("integrity: {line}")),
-    );
-    let foreign: Vec<String> = conn
-        .prepare("PRAGMA foreign_key_check")
-        .map_err(sql)?
-        .query_map([], |row| {
-            Ok(format!(
-                "foreign key: {} row {} refers to a missing {}",
-                row.get::<_, String>(0)?,
-                row.get::<_, Option<i64>>(1)?.unwrap_or(0),
-                row.get::<_, String>(2)?
-            ))
-        })
-        .map_err(sql)?
-        .collect::<Result<_, _>>()
-        .map_err(sql)?;
-    problems.extend(foreign);
-    if version >= 2 {
-        let short: Vec<String> = conn
-            .prepare(
-                "SELECT id FROM blobs b WHERE complete = 1 AND size <> \
-                 (SELECT coalesce(sum(length(data)), 0) FROM blob_chunks WHERE blob_id = b.id)",
-            )
-            .map_err(sql)?
-            .query_map([], |row| row.get(0))
-            .map_err(sql)?
-            .collect::<Result<_, _>>()
-            .map_err(sql)?;
-        problems.extend(
-            short
-                .into_iter()
-                .map(|id| format!("file bytes: blob {id} does not hold its recorded size")),
-        );
-    }
+    let (version, problems) = db::maintenance::check(data)?;
     if problems.is_empty() {
         println!(
             "{}: ok (schema version {version}, integrity and foreign keys checked)",
@@ -847,9 +754,9 @@ fn check(data: &Path) -> CliResult {
 fn import_unlocode(data: &Path, file: &Path, username: &str) -> CliResult {
     let input =
         std::fs::File::open(file).map_err(|e| format!("cannot open {}: {e}", file.display()))?;
-    let mut conn = db::open_and_migrate(data)?;
+    let conn = db::Conn::open(data)?;
     crate::locations::import::import(
-        &mut conn,
+        &conn,
         std::io::BufReader::new(input),
         username,
         &mut std::io::stderr(),

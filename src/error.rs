@@ -424,11 +424,12 @@ impl StdError for ApiError {
     }
 }
 
-impl From<rusqlite::Error> for ApiError {
-    fn from(err: rusqlite::Error) -> Self {
-        match err.sqlite_error_code() {
-            Some(rusqlite::ErrorCode::DiskFull) => ApiError::StorageFull,
-            _ => ApiError::internal_from("sqlite", err),
+impl From<crate::db::Error> for ApiError {
+    fn from(err: crate::db::Error) -> Self {
+        match err {
+            err if err.is_storage_full() => ApiError::StorageFull,
+            crate::db::Error::Sqlite(err) => ApiError::internal_from("sqlite", err),
+            other => ApiError::internal_from("store", other),
         }
     }
 }
@@ -443,8 +444,8 @@ impl From<r2d2::Error> for ApiError {
 mod tests {
     use super::*;
 
-    fn no_such_table() -> rusqlite::Error {
-        let conn = rusqlite::Connection::open_in_memory().unwrap();
+    fn no_such_table() -> crate::db::Error {
+        let conn = crate::db::Conn::empty_memory().unwrap();
         conn.query_row("SELECT * FROM secrets", [], |_| Ok(()))
             .unwrap_err()
     }
@@ -470,13 +471,10 @@ mod tests {
     #[test]
     fn internal_errors_keep_their_source_for_the_log() {
         let err = ApiError::from(no_such_table());
-        // The chain leads to the original rusqlite error.
+        // The chain leads to the engine's original error.
         let context = err.source().expect("the wrapped error");
         assert_eq!(context.to_string(), "sqlite");
-        let original = context
-            .source()
-            .and_then(|e| e.downcast_ref::<rusqlite::Error>())
-            .expect("the rusqlite error");
+        let original = context.source().expect("the engine's error");
         assert!(original.to_string().contains("no such table: secrets"));
         // What the log shows: every link once, outermost first.
         let line = err.chain();
@@ -569,14 +567,5 @@ mod tests {
             "{}",
             err.message()
         );
-    }
-
-    #[test]
-    fn disk_full_maps_to_507() {
-        let err = rusqlite::Error::SqliteFailure(
-            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_FULL),
-            None,
-        );
-        assert_eq!(ApiError::from(err).status(), 507);
     }
 }

@@ -199,6 +199,20 @@ fn only_src_http_names_hyper() {
     }
 }
 
+/// The storage engine's crate is named under `src/db/` only: everything else
+/// reaches the store through the seam (`db::Conn`, `db::Row`, `db::Error`).
+#[test]
+fn only_src_db_names_the_engine() {
+    for (file, text) in sources() {
+        if file.starts_with("src/db/") {
+            continue;
+        }
+        for line in code_lines(&text) {
+            assert!(!line.contains("rusqlite"), "{file} names rusqlite: {line}");
+        }
+    }
+}
+
 #[test]
 fn handlers_reach_the_store_only_through_their_ctx() {
     for (file, text) in sources() {
@@ -228,6 +242,8 @@ fn only_the_store_and_the_cli_open_the_data_file_or_begin_a_transaction() {
                 "open_connection(",
                 "open_and_migrate(",
                 "Connection::open",
+                "Conn::open",
+                "begin_write(",
                 ".transaction()",
                 "\"BEGIN",
                 "\"COMMIT",

@@ -17,7 +17,7 @@
 //! at the start of a list and deep inside it. `offset` still works, and reads
 //! and drops the rows it skips.
 
-use rusqlite::types::Value as SqlValue;
+use crate::db::Value as SqlValue;
 use serde_json::Value;
 
 use crate::error::{ApiError, ApiResult};
@@ -630,14 +630,14 @@ pub fn statements(
 /// are the resource's own conditions. The sort values of the rows are read
 /// as extra columns after `columns`, for the next page's cursor.
 pub fn fetch_page<T>(
-    conn: &rusqlite::Connection,
+    conn: &crate::db::Conn,
     columns: &str,
     from: &str,
     condition: &str,
     params: Vec<SqlValue>,
     query: &ListQuery,
-    mut map: impl FnMut(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
-) -> rusqlite::Result<Page<T>> {
+    mut map: impl FnMut(&crate::db::Row<'_>) -> crate::db::Result<T>,
+) -> crate::db::Result<Page<T>> {
     let statements = statements(columns, from, condition, params, query);
     let params = statements.params;
     let keys = query.sort.len();
@@ -656,12 +656,12 @@ pub fn fetch_page<T>(
         tests::RAN.with(|ran| ran.borrow_mut().push((sql.clone(), all.clone())));
         let mut statement = conn.prepare_cached(&sql)?;
         let first_key = statement.column_count() - keys;
-        let mut found = statement.query(rusqlite::params_from_iter(all.iter()))?;
+        let mut found = statement.query(crate::db::params_from_iter(all.iter()))?;
         while let Some(row) = found.next()? {
             let values = (first_key..first_key + keys)
                 .map(|i| row.get::<_, SqlValue>(i))
-                .collect::<rusqlite::Result<Vec<_>>>()?;
-            rows.push((map(row)?, values));
+                .collect::<crate::db::Result<Vec<_>>>()?;
+            rows.push((map(&row)?, values));
         }
     }
     // A first page with room to spare holds every match: its count is the
@@ -676,7 +676,7 @@ pub fn fetch_page<T>(
                 .push((statements.count.clone(), params.clone()))
         });
         conn.prepare_cached(&statements.count)?
-            .query_row(rusqlite::params_from_iter(params.iter()), |row| row.get(0))?
+            .query_row(crate::db::params_from_iter(params.iter()), |row| row.get(0))?
     };
     let total = Total {
         count: count.min(COUNT_BOUND),
@@ -730,7 +730,7 @@ pub(crate) mod tests {
     /// Runs `list` and answers the plan of every statement it ran through
     /// `fetch_page`: `(sql, plan lines)`.
     pub(crate) fn plans_of(
-        conn: &rusqlite::Connection,
+        conn: &crate::db::Conn,
         list: impl FnOnce(),
     ) -> Vec<(String, Vec<String>)> {
         RAN.with(|ran| ran.borrow_mut().clear());
@@ -741,7 +741,7 @@ pub(crate) mod tests {
                 let plan = conn
                     .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
                     .unwrap()
-                    .query_map(rusqlite::params_from_iter(params), |row| {
+                    .query_map(crate::db::params_from_iter(params), |row| {
                         row.get::<_, String>(3)
                     })
                     .unwrap()
@@ -871,7 +871,7 @@ pub(crate) mod tests {
     /// ORDER BY over the whole table.
     #[test]
     fn cursor_pages_give_every_row_once_in_order() {
-        let conn = rusqlite::Connection::open_in_memory().unwrap();
+        let conn = crate::db::Conn::empty_memory().unwrap();
         conn.execute_batch(
             "CREATE TABLE t (id TEXT PRIMARY KEY, created_at INTEGER NOT NULL, \
              updated_at INTEGER NOT NULL, a TEXT, b INTEGER);",
@@ -892,7 +892,7 @@ pub(crate) mod tests {
             let b = (next() % 3 != 0).then(|| next() % 5);
             conn.execute(
                 "INSERT INTO t VALUES (?1, ?2, ?2, ?3, ?4)",
-                rusqlite::params![format!("id{:03}", (i * 37) % 157), next() % 20, a, b],
+                crate::db::params![format!("id{:03}", (i * 37) % 157), next() % 20, a, b],
             )
             .unwrap();
         }

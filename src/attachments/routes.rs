@@ -1,7 +1,7 @@
 //! Handlers of a job's `files` (older paths) and any document's
 //! `attachments` (`/v2`): one implementation, two views.
 
-use rusqlite::Connection;
+use crate::db::Conn;
 
 use serde_json::{Value, json};
 
@@ -252,7 +252,7 @@ fn target(ctx: &Ctx, view: View) -> Target {
 }
 
 /// The document the files hang on, in the caller's workspace.
-fn locate(conn: &Connection, scope: &Scope, view: View, target: &Target) -> ApiResult<Document> {
+fn locate(conn: &Conn, scope: &Scope, view: View, target: &Target) -> ApiResult<Document> {
     let doc = match view {
         View::JobFiles => documents::store::get(conn, scope.id(), &JOB, None, &target.document)?,
         View::Attachments => documents::store::get_any(conn, scope.id(), &target.document)?,
@@ -265,7 +265,7 @@ fn locate(conn: &Connection, scope: &Scope, view: View, target: &Target) -> ApiR
     })
 }
 
-fn load(conn: &Connection, scope: &Scope, view: View, target: &Target) -> ApiResult<Attachment> {
+fn load(conn: &Conn, scope: &Scope, view: View, target: &Target) -> ApiResult<Attachment> {
     let doc = locate(conn, scope, view, target)?;
     store::get(conn, &doc.id, &target.item)?.ok_or_else(|| {
         ApiError::not_found(format!(

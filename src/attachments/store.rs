@@ -1,7 +1,7 @@
 //! SQL for attachment records (their bytes are in `db::blobs`).
 
-use rusqlite::types::Value as SqlValue;
-use rusqlite::{Connection, OptionalExtension, params};
+use crate::db::Value as SqlValue;
+use crate::db::{Conn, OptionalExtension, params};
 
 use super::Attachment;
 use crate::listing::{ListQuery, Page, fetch_page};
@@ -19,7 +19,7 @@ fn columns(blobs: &str) -> String {
     )
 }
 
-fn from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Attachment> {
+fn from_row(row: &crate::db::Row<'_>) -> crate::db::Result<Attachment> {
     Ok(Attachment {
         id: row.get(0)?,
         workspace_id: row.get(1)?,
@@ -37,7 +37,7 @@ fn from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Attachment> {
     })
 }
 
-pub fn get(conn: &Connection, document: &str, id: &str) -> rusqlite::Result<Option<Attachment>> {
+pub fn get(conn: &Conn, document: &str, id: &str) -> crate::db::Result<Option<Attachment>> {
     conn.prepare_cached(&format!(
         "SELECT {} FROM attachments a WHERE a.id = ?1 AND a.document_id = ?2",
         columns("blobs")
@@ -50,11 +50,11 @@ pub fn get(conn: &Connection, document: &str, id: &str) -> rusqlite::Result<Opti
 /// deleted row), its size and digest from `blobs` (the live table, or one that
 /// also holds the copies of deleted blobs; see `changes::capture`).
 pub fn get_from(
-    conn: &Connection,
+    conn: &Conn,
     table: &str,
     blobs: &str,
     id: &str,
-) -> rusqlite::Result<Option<Attachment>> {
+) -> crate::db::Result<Option<Attachment>> {
     conn.prepare_cached(&format!(
         "SELECT {} FROM {table} a WHERE a.id = ?1",
         columns(blobs)
@@ -63,7 +63,7 @@ pub fn get_from(
     .optional()
 }
 
-pub fn insert(conn: &Connection, a: &Attachment) -> rusqlite::Result<()> {
+pub fn insert(conn: &Conn, a: &Attachment) -> crate::db::Result<()> {
     conn.prepare_cached(
         "INSERT INTO attachments (id, workspace_id, document_id, blob_id, caption, format, \
          client_reference_number, vendor_reference_number, description, created_at, updated_at) \
@@ -86,17 +86,13 @@ pub fn insert(conn: &Connection, a: &Attachment) -> rusqlite::Result<()> {
 }
 
 /// Removes the record and its bytes.
-pub fn delete(conn: &Connection, a: &Attachment) -> rusqlite::Result<()> {
+pub fn delete(conn: &Conn, a: &Attachment) -> crate::db::Result<()> {
     conn.prepare_cached("DELETE FROM attachments WHERE id = ?1")?
         .execute([&a.id])?;
-    crate::db::blobs::delete(conn, &a.blob_id)
+    Ok(crate::db::blobs::delete(conn, &a.blob_id)?)
 }
 
-pub fn list(
-    conn: &Connection,
-    document: &str,
-    query: &ListQuery,
-) -> rusqlite::Result<Page<Attachment>> {
+pub fn list(conn: &Conn, document: &str, query: &ListQuery) -> crate::db::Result<Page<Attachment>> {
     let params = vec![SqlValue::Text(document.to_string())];
     fetch_page(
         conn,

@@ -1,6 +1,6 @@
 //! Accounts in the store: the SQL behind login and the `quayside user` commands.
 
-use rusqlite::{Connection, OptionalExtension, params};
+use crate::db::{Conn, OptionalExtension, params};
 
 use super::password::PasswordHash;
 use crate::error::{ApiError, ApiResult};
@@ -38,7 +38,7 @@ pub fn check_username(name: &str) -> ApiResult<()> {
 const COLUMNS: &str = "id, username, tenant, is_admin, password_hash, password_salt, \
                        password_iterations, created_at";
 
-fn from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Account> {
+fn from_row(row: &crate::db::Row<'_>) -> crate::db::Result<Account> {
     Ok(Account {
         id: row.get(0)?,
         username: row.get(1)?,
@@ -53,7 +53,7 @@ fn from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Account> {
     })
 }
 
-pub fn find(conn: &Connection, username: &str) -> rusqlite::Result<Option<Account>> {
+pub fn find(conn: &Conn, username: &str) -> crate::db::Result<Option<Account>> {
     conn.prepare_cached(&format!(
         "SELECT {COLUMNS} FROM accounts WHERE username = ?1"
     ))?
@@ -61,24 +61,24 @@ pub fn find(conn: &Connection, username: &str) -> rusqlite::Result<Option<Accoun
     .optional()
 }
 
-pub fn list(conn: &Connection) -> rusqlite::Result<Vec<Account>> {
+pub fn list(conn: &Conn) -> crate::db::Result<Vec<Account>> {
     conn.prepare(&format!("SELECT {COLUMNS} FROM accounts ORDER BY username"))?
         .query_map([], from_row)?
         .collect()
 }
 
-pub fn count(conn: &Connection) -> rusqlite::Result<i64> {
+pub fn count(conn: &Conn) -> crate::db::Result<i64> {
     conn.query_row("SELECT count(*) FROM accounts", [], |row| row.get(0))
 }
 
 pub fn insert(
-    conn: &Connection,
+    conn: &Conn,
     username: &str,
     tenant: &str,
     is_admin: bool,
     password: &PasswordHash,
     now: i64,
-) -> rusqlite::Result<i64> {
+) -> crate::db::Result<i64> {
     conn.execute(
         "INSERT INTO accounts (username, tenant, is_admin, password_hash, password_salt, \
          password_iterations, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
@@ -97,10 +97,10 @@ pub fn insert(
 
 /// Sets a new password and ends every session of the account.
 pub fn set_password(
-    conn: &Connection,
+    conn: &Conn,
     username: &str,
     password: &PasswordHash,
-) -> rusqlite::Result<bool> {
+) -> crate::db::Result<bool> {
     super::confirmed::forget();
     let changed = conn.execute(
         "UPDATE accounts SET password_hash = ?2, password_salt = ?3, password_iterations = ?4 \
@@ -115,7 +115,7 @@ pub fn set_password(
 }
 
 /// Removes an account; its sessions go with it (foreign key cascade).
-pub fn remove(conn: &Connection, username: &str) -> rusqlite::Result<bool> {
+pub fn remove(conn: &Conn, username: &str) -> crate::db::Result<bool> {
     super::confirmed::forget();
     Ok(conn.execute("DELETE FROM accounts WHERE username = ?1", [username])? == 1)
 }

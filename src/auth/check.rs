@@ -78,7 +78,7 @@ impl SessionLimits {
 
 /// Looks the session up in the store: the authority on whether a key is live.
 pub fn check_session(
-    conn: &rusqlite::Connection,
+    conn: &crate::db::Conn,
     hash: &[u8],
     limits: SessionLimits,
 ) -> ApiResult<sessions::Found> {
@@ -229,7 +229,7 @@ impl SessionGuard {
     /// In the writer, a key confirmed by an earlier write of the same batch
     /// is not looked up again: nothing can end it in between but a logout in
     /// that batch, which forgets the confirmations ([`confirmed::forget`]).
-    pub fn confirm(&self, conn: &rusqlite::Connection, read_at: Option<Stamp>) -> ApiResult<()> {
+    pub fn confirm(&self, conn: &crate::db::Conn, read_at: Option<Stamp>) -> ApiResult<()> {
         if self.passed() {
             return Ok(());
         }

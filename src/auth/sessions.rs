@@ -2,9 +2,9 @@
 //! store keeps only their SHA-256. A key dies after the idle timeout (sliding)
 //! or the absolute lifetime, whichever comes first, or at logout.
 
+use crate::db::{Conn, OptionalExtension, params};
 use ring::digest::{SHA256, digest};
 use ring::rand::{SecureRandom, SystemRandom};
-use rusqlite::{Connection, OptionalExtension, params};
 
 use std::sync::Arc;
 
@@ -41,7 +41,7 @@ pub fn hash_key(key: &str) -> Vec<u8> {
     digest(&SHA256, key.as_bytes()).as_ref().to_vec()
 }
 
-pub fn insert(conn: &Connection, hash: &[u8], account_id: i64, now: i64) -> rusqlite::Result<()> {
+pub fn insert(conn: &Conn, hash: &[u8], account_id: i64, now: i64) -> crate::db::Result<()> {
     conn.prepare_cached(
         "INSERT INTO sessions (key_hash, account_id, created_at, last_used_at) VALUES (?1, ?2, ?3, ?3)",
     )?
@@ -58,7 +58,7 @@ pub struct Found {
     pub last_used_at: i64,
 }
 
-pub fn find(conn: &Connection, hash: &[u8]) -> rusqlite::Result<Option<Found>> {
+pub fn find(conn: &Conn, hash: &[u8]) -> crate::db::Result<Option<Found>> {
     conn.prepare_cached(
         "SELECT a.id, a.username, a.tenant, a.is_admin, s.created_at, s.last_used_at \
          FROM sessions s JOIN accounts a ON a.id = s.account_id WHERE s.key_hash = ?1",
@@ -78,7 +78,7 @@ pub fn find(conn: &Connection, hash: &[u8]) -> rusqlite::Result<Option<Found>> {
     .optional()
 }
 
-pub fn touch(conn: &Connection, hash: &[u8], now: i64) -> rusqlite::Result<()> {
+pub fn touch(conn: &Conn, hash: &[u8], now: i64) -> crate::db::Result<()> {
     conn.prepare_cached(
         "UPDATE sessions SET last_used_at = max(last_used_at, ?2) WHERE key_hash = ?1",
     )?
@@ -86,7 +86,7 @@ pub fn touch(conn: &Connection, hash: &[u8], now: i64) -> rusqlite::Result<()> {
     Ok(())
 }
 
-pub fn delete(conn: &Connection, hash: &[u8]) -> rusqlite::Result<bool> {
+pub fn delete(conn: &Conn, hash: &[u8]) -> crate::db::Result<bool> {
     super::confirmed::forget();
     Ok(conn
         .prepare_cached("DELETE FROM sessions WHERE key_hash = ?1")?
@@ -95,12 +95,7 @@ pub fn delete(conn: &Connection, hash: &[u8]) -> rusqlite::Result<bool> {
 }
 
 /// Drops sessions past either timeout, so the table does not grow forever.
-pub fn purge_expired(
-    conn: &Connection,
-    now: i64,
-    idle_ms: i64,
-    max_ms: i64,
-) -> rusqlite::Result<usize> {
+pub fn purge_expired(conn: &Conn, now: i64, idle_ms: i64, max_ms: i64) -> crate::db::Result<usize> {
     super::confirmed::forget();
     conn.prepare_cached("DELETE FROM sessions WHERE last_used_at <= ?1 OR created_at <= ?2")?
         .execute(params![now - idle_ms, now - max_ms])

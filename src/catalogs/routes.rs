@@ -1,7 +1,7 @@
 //! Handlers of `/workspaces/{workspace_id}/catalogs/{catalog}` and its
 //! synonym links on the older paths.
 
-use rusqlite::Connection;
+use crate::db::Conn;
 use serde_json::Value;
 
 use super::store;
@@ -166,7 +166,7 @@ pub fn synonym_routes() -> Vec<Endpoint> {
 }
 
 pub fn load_item(
-    conn: &Connection,
+    conn: &Conn,
     ws: &InWorkspace,
     catalog: CatalogName,
     id: &str,
@@ -335,7 +335,7 @@ pub async fn list_synonyms(ctx: Ctx) -> ApiResult<Response> {
 /// Links two records of one catalog: 201 with the new link, or 200 with the
 /// existing one. Shared with the v2 path.
 pub fn link(
-    conn: &Connection,
+    conn: &Conn,
     ws: &InWorkspace,
     catalog: CatalogName,
     base: &str,
@@ -369,7 +369,7 @@ pub fn link(
 /// Removes the link between two records (404 when there is none); answers
 /// the link as it was. Shared with the v2 path.
 fn unlink(
-    conn: &Connection,
+    conn: &Conn,
     ws: &InWorkspace,
     catalog: CatalogName,
     base: &str,

@@ -3,8 +3,8 @@
 
 use std::collections::HashMap;
 
-use rusqlite::types::Value as SqlValue;
-use rusqlite::{Connection, OptionalExtension, params};
+use crate::db::Value as SqlValue;
+use crate::db::{Conn, OptionalExtension, params};
 use serde_json::Value;
 
 use super::{CatalogItem, CatalogName};
@@ -16,7 +16,7 @@ const COLUMNS: &str = "id, workspace_id, catalog, name, xref, owner_party, creat
 pub const NAME_MAX: usize = 512;
 pub const XREF_MAX: usize = 256;
 
-fn from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<CatalogItem> {
+fn from_row(row: &crate::db::Row<'_>) -> crate::db::Result<CatalogItem> {
     Ok(CatalogItem {
         id: row.get(0)?,
         workspace_id: row.get(1)?,
@@ -30,11 +30,11 @@ fn from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<CatalogItem> {
 }
 
 pub fn get(
-    conn: &Connection,
+    conn: &Conn,
     workspace: &str,
     catalog: CatalogName,
     id: &str,
-) -> rusqlite::Result<Option<CatalogItem>> {
+) -> crate::db::Result<Option<CatalogItem>> {
     conn.prepare_cached(&format!(
         "SELECT {COLUMNS} FROM catalog_items WHERE id = ?1 AND workspace_id = ?2 AND catalog = ?3"
     ))?
@@ -44,7 +44,7 @@ pub fn get(
 
 /// An item row of `table`: `catalog_items`, or the change log's copy of a
 /// deleted row (see `changes::capture`).
-pub fn get_from(conn: &Connection, table: &str, id: &str) -> rusqlite::Result<Option<CatalogItem>> {
+pub fn get_from(conn: &Conn, table: &str, id: &str) -> crate::db::Result<Option<CatalogItem>> {
     conn.prepare_cached(&format!("SELECT {COLUMNS} FROM {table} WHERE id = ?1"))?
         .query_row([id], from_row)
         .optional()
@@ -58,18 +58,18 @@ const IDS_BOUND: usize = 8;
 /// key is probed for each, with no table built from a JSON array (which
 /// cost the change log's rendering of a quality result most of its time).
 pub fn get_many(
-    conn: &Connection,
+    conn: &Conn,
     workspace: &str,
     ids: &[String],
-) -> rusqlite::Result<Vec<CatalogItem>> {
+) -> crate::db::Result<Vec<CatalogItem>> {
     if ids.is_empty() {
         return Ok(Vec::new());
     }
     if ids.len() <= IDS_BOUND {
         let marks: Vec<String> = (2..ids.len() + 2).map(|i| format!("?{i}")).collect();
-        let mut values: Vec<&dyn rusqlite::ToSql> = Vec::with_capacity(ids.len() + 1);
+        let mut values: Vec<&dyn crate::db::ToSql> = Vec::with_capacity(ids.len() + 1);
         values.push(&workspace);
-        values.extend(ids.iter().map(|id| id as &dyn rusqlite::ToSql));
+        values.extend(ids.iter().map(|id| id as &dyn crate::db::ToSql));
         return conn
             .prepare_cached(&format!(
                 "SELECT {COLUMNS} FROM catalog_items WHERE workspace_id = ?1 AND id IN ({})",
@@ -100,22 +100,22 @@ pub(crate) fn find_by_xref_sql() -> String {
 }
 
 fn find_by_xref(
-    conn: &Connection,
+    conn: &Conn,
     workspace: &str,
     catalog: CatalogName,
     xref: &str,
-) -> rusqlite::Result<Option<CatalogItem>> {
+) -> crate::db::Result<Option<CatalogItem>> {
     conn.prepare_cached(&find_by_xref_sql())?
         .query_row(params![workspace, catalog.key(), xref], from_row)
         .optional()
 }
 
 fn find_by_name(
-    conn: &Connection,
+    conn: &Conn,
     workspace: &str,
     catalog: CatalogName,
     name: &str,
-) -> rusqlite::Result<Option<CatalogItem>> {
+) -> crate::db::Result<Option<CatalogItem>> {
     conn.prepare_cached(&format!(
         "SELECT {COLUMNS} FROM catalog_items WHERE workspace_id = ?1 AND catalog = ?2 \
          AND name_folded = ?3 ORDER BY created_at, id LIMIT 1"
@@ -127,7 +127,7 @@ fn find_by_name(
     .optional()
 }
 
-fn check_xref_free(conn: &Connection, item: &CatalogItem) -> ApiResult<()> {
+fn check_xref_free(conn: &Conn, item: &CatalogItem) -> ApiResult<()> {
     let Some(xref) = item.xref.as_deref().filter(|x| !x.is_empty()) else {
         return Ok(());
     };
@@ -144,7 +144,7 @@ fn check_xref_free(conn: &Connection, item: &CatalogItem) -> ApiResult<()> {
     }
 }
 
-pub fn insert(conn: &Connection, item: &CatalogItem) -> ApiResult<()> {
+pub fn insert(conn: &Conn, item: &CatalogItem) -> ApiResult<()> {
     check_xref_free(conn, item)?;
     conn.prepare_cached(
         "INSERT INTO catalog_items (id, workspace_id, catalog, name, name_folded, xref, owner_party, \
@@ -164,7 +164,7 @@ pub fn insert(conn: &Connection, item: &CatalogItem) -> ApiResult<()> {
     Ok(())
 }
 
-pub fn update(conn: &Connection, item: &CatalogItem) -> ApiResult<()> {
+pub fn update(conn: &Conn, item: &CatalogItem) -> ApiResult<()> {
     check_xref_free(conn, item)?;
     conn.prepare_cached(
         "UPDATE catalog_items SET name = ?2, name_folded = ?3, xref = ?4, updated_at = ?5 WHERE id = ?1",
@@ -180,7 +180,7 @@ pub fn update(conn: &Connection, item: &CatalogItem) -> ApiResult<()> {
 }
 
 /// Removes an item no document refers to (409 otherwise); its synonym links go with it.
-pub fn delete(conn: &Connection, id: &str) -> ApiResult<()> {
+pub fn delete(conn: &Conn, id: &str) -> ApiResult<()> {
     let uses: i64 = conn
         .prepare_cached("SELECT count(*) FROM document_refs WHERE item_id = ?1")?
         .query_row([id], |row| row.get(0))?;
@@ -198,11 +198,11 @@ pub fn delete(conn: &Connection, id: &str) -> ApiResult<()> {
 }
 
 pub fn list(
-    conn: &Connection,
+    conn: &Conn,
     workspace: &str,
     catalog: CatalogName,
     query: &ListQuery,
-) -> rusqlite::Result<Page<CatalogItem>> {
+) -> crate::db::Result<Page<CatalogItem>> {
     let params = vec![
         SqlValue::Text(workspace.to_string()),
         SqlValue::Text(catalog.key().to_string()),
@@ -229,7 +229,7 @@ pub fn list(
 /// Where a document's catalog references are resolved: its workspace, the
 /// party that owns records created on the way, and the time.
 pub struct RefContext<'a> {
-    pub conn: &'a Connection,
+    pub conn: &'a Conn,
     pub workspace: &'a str,
     pub owner_party: Option<&'a str>,
     pub now: i64,

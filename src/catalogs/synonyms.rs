@@ -2,8 +2,8 @@
 //! the same thing. A link is symmetric; `baseItem` and `linkedItem` are only
 //! the order in which it was made.
 
-use rusqlite::types::Value as SqlValue;
-use rusqlite::{Connection, OptionalExtension, params};
+use crate::db::Value as SqlValue;
+use crate::db::{Conn, OptionalExtension, params};
 use serde_json::{Value, json};
 
 use crate::envelope::Entity;
@@ -51,7 +51,7 @@ impl Synonym {
 
 const COLUMNS: &str = "id, workspace_id, catalog, base_item, linked_item, created_at, updated_at";
 
-fn from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Synonym> {
+fn from_row(row: &crate::db::Row<'_>) -> crate::db::Result<Synonym> {
     Ok(Synonym {
         id: row.get(0)?,
         workspace_id: row.get(1)?,
@@ -65,14 +65,14 @@ fn from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Synonym> {
 
 /// A link row of `table`: `synonyms`, or the change log's copy of a deleted
 /// row (see `changes::capture`).
-pub fn get_from(conn: &Connection, table: &str, id: &str) -> rusqlite::Result<Option<Synonym>> {
+pub fn get_from(conn: &Conn, table: &str, id: &str) -> crate::db::Result<Option<Synonym>> {
     conn.prepare_cached(&format!("SELECT {COLUMNS} FROM {table} WHERE id = ?1"))?
         .query_row([id], from_row)
         .optional()
 }
 
 /// The link between two records, in either direction.
-pub fn find(conn: &Connection, a: &str, b: &str) -> rusqlite::Result<Option<Synonym>> {
+pub fn find(conn: &Conn, a: &str, b: &str) -> crate::db::Result<Option<Synonym>> {
     conn.prepare_cached(&format!(
         "SELECT {COLUMNS} FROM synonyms WHERE (base_item = ?1 AND linked_item = ?2) \
          OR (base_item = ?2 AND linked_item = ?1)"
@@ -81,7 +81,7 @@ pub fn find(conn: &Connection, a: &str, b: &str) -> rusqlite::Result<Option<Syno
     .optional()
 }
 
-pub fn insert(conn: &Connection, link: &Synonym) -> rusqlite::Result<()> {
+pub fn insert(conn: &Conn, link: &Synonym) -> crate::db::Result<()> {
     conn.prepare_cached(
         "INSERT INTO synonyms (id, workspace_id, catalog, base_item, linked_item, created_at, updated_at) \
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
@@ -98,7 +98,7 @@ pub fn insert(conn: &Connection, link: &Synonym) -> rusqlite::Result<()> {
     Ok(())
 }
 
-pub fn delete(conn: &Connection, id: &str) -> rusqlite::Result<()> {
+pub fn delete(conn: &Conn, id: &str) -> crate::db::Result<()> {
     conn.prepare_cached("DELETE FROM synonyms WHERE id = ?1")?
         .execute([id])?;
     Ok(())
@@ -115,11 +115,7 @@ pub enum Scope<'a> {
     Item { workspace: &'a str, item: &'a str },
 }
 
-pub fn list(
-    conn: &Connection,
-    scope: &Scope<'_>,
-    query: &ListQuery,
-) -> rusqlite::Result<Page<Synonym>> {
+pub fn list(conn: &Conn, scope: &Scope<'_>, query: &ListQuery) -> crate::db::Result<Page<Synonym>> {
     let (condition, params) = match scope {
         Scope::Workspace { workspace, catalog } => {
             let mut params = vec![SqlValue::Text(workspace.to_string())];

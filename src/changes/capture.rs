@@ -18,8 +18,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use rusqlite::functions::FunctionFlags;
-use rusqlite::{Connection, params};
+use crate::db::{Conn, params};
 
 use super::sources::{Items, Kept, SHADOWED, SOURCES, Source, Tables};
 use crate::error::ApiResult;
@@ -71,13 +70,13 @@ fn gone(table: &str) -> String {
 
 /// Creates the note function, the temp tables and the triggers on `conn`
 /// (once per connection).
-pub fn install(conn: &Connection, state: &State) -> rusqlite::Result<()> {
+pub fn install(conn: &Conn, state: &State) -> crate::db::Result<()> {
     let notes = state.notes.clone();
-    conn.create_scalar_function(NOTE, 6, FunctionFlags::SQLITE_UTF8, move |ctx| {
+    conn.create_procedure(NOTE, 6, move |args| {
         // Keys are text, but a rowid (a shadowed table's key) is an integer.
-        let text = |i: usize| -> rusqlite::Result<Option<String>> {
-            use rusqlite::types::ValueRef;
-            Ok(match ctx.get_raw(i) {
+        let text = |i: usize| -> crate::db::Result<Option<String>> {
+            use crate::db::ValueRef;
+            Ok(match args[i] {
                 ValueRef::Null => None,
                 ValueRef::Integer(n) => Some(n.to_string()),
                 ValueRef::Real(x) => Some(x.to_string()),
@@ -98,7 +97,7 @@ pub fn install(conn: &Connection, state: &State) -> rusqlite::Result<()> {
             new_status: text(5)?,
         };
         notes.lock().unwrap_or_else(|p| p.into_inner()).push(note);
-        Ok(0)
+        Ok(())
     })?;
     let mut sql = String::new();
     for table in SHADOWED {
@@ -148,11 +147,7 @@ pub fn install(conn: &Connection, state: &State) -> rusqlite::Result<()> {
 }
 
 /// The copy table of `table` and its delete trigger, which also runs `then`.
-fn copy_on_delete(
-    conn: &Connection,
-    table: &str,
-    then: Option<String>,
-) -> rusqlite::Result<String> {
+fn copy_on_delete(conn: &Conn, table: &str, then: Option<String>) -> crate::db::Result<String> {
     let columns: Vec<String> = conn
         .prepare(&format!("SELECT name FROM pragma_table_info('{table}')"))?
         .query_map([], |row| row.get(0))?
@@ -188,7 +183,7 @@ struct Pending {
 
 /// Turns what the current write noted into change entries by `actor`; returns
 /// the last sequence appended, if any. Runs in the write's transaction.
-pub fn record(conn: &Connection, actor: &str, state: &State) -> ApiResult<Option<u64>> {
+pub fn record(conn: &Conn, actor: &str, state: &State) -> ApiResult<Option<u64>> {
     let pending = std::mem::take(&mut *state.notes.lock().unwrap_or_else(|p| p.into_inner()));
     if pending.is_empty() {
         return Ok(None);
@@ -321,7 +316,7 @@ fn verb(source: &Source, state: Net, old: Option<&str>, new: Option<&str>) -> &'
 /// The tenants of a workspace's member parties (`Workspace::members`): who
 /// may read its records. A workspace deleted in this write is read from its
 /// copy.
-fn workspace_tenants(conn: &Connection, workspace: &str) -> rusqlite::Result<Parties> {
+fn workspace_tenants(conn: &Conn, workspace: &str) -> crate::db::Result<Parties> {
     use crate::workspaces::store::get_from;
     let found = match get_from(conn, "main.workspaces", workspace)? {
         Some(found) => Some(found),
@@ -337,7 +332,7 @@ fn workspace_tenants(conn: &Connection, workspace: &str) -> rusqlite::Result<Par
 mod tests {
     use std::sync::Arc;
 
-    use rusqlite::Connection;
+    use crate::db::Conn;
 
     use crate::db::Db;
     use crate::error::ApiError;
@@ -354,7 +349,7 @@ mod tests {
         (dir, db)
     }
 
-    fn org(conn: &Connection, id: &str, name: &str) -> rusqlite::Result<usize> {
+    fn org(conn: &Conn, id: &str, name: &str) -> crate::db::Result<usize> {
         conn.execute(
             "INSERT INTO organizations (id, name, name_folded, audience, created_at, updated_at) \
              VALUES (?1, ?2, lower(?2), 't', 1, 1)",

@@ -24,7 +24,7 @@ pub mod sources;
 
 use std::fmt::Write as _;
 
-use rusqlite::{Connection, OptionalExtension, params};
+use crate::db::{Conn, OptionalExtension, params};
 
 use crate::error::{ApiError, ApiResult};
 use sources::FeedName;
@@ -192,10 +192,10 @@ const ENTRY_COLUMNS: &str = "seq, event_id, type, entity_type, entity_id, worksp
 /// A row's sequence, and whether `viewer` wants it: it may read the record
 /// and its type passes the filter. Reads only the small columns.
 fn wanted(
-    row: &rusqlite::Row<'_>,
+    row: &crate::db::Row<'_>,
     viewer: &Viewer,
     types: Option<&TypeFilter>,
-) -> rusqlite::Result<(u64, bool)> {
+) -> crate::db::Result<(u64, bool)> {
     let seq = row.get::<_, i64>(0)? as u64;
     let visible = viewer.is_admin
         || row.get_ref(9)?.as_str()? == FeedName::Locations.key()
@@ -217,7 +217,7 @@ fn wanted(
 
 /// A row of `changes` as an [`Entry`], its JSON written straight from the
 /// columns (the record is stored as JSON text and copied as it is).
-fn from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Entry> {
+fn from_row(row: &crate::db::Row<'_>) -> crate::db::Result<Entry> {
     let seq: i64 = row.get(0)?;
     let event_id: String = row.get(1)?;
     let event_type: String = row.get(2)?;
@@ -251,7 +251,7 @@ fn from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Entry> {
 }
 
 /// The last sequence committed (0 for an empty log).
-pub fn head(conn: &Connection) -> rusqlite::Result<u64> {
+pub fn head(conn: &Conn) -> crate::db::Result<u64> {
     let seq: Option<i64> = conn
         .prepare_cached("SELECT max(seq) FROM changes")?
         .query_row([], |row| row.get(0))?;
@@ -259,7 +259,7 @@ pub fn head(conn: &Connection) -> rusqlite::Result<u64> {
 }
 
 /// The highest sequence retention has removed (0: none).
-pub fn trimmed_through(conn: &Connection) -> rusqlite::Result<u64> {
+pub fn trimmed_through(conn: &Conn) -> crate::db::Result<u64> {
     let seq: i64 = conn
         .prepare_cached("SELECT trimmed_through FROM change_log WHERE id = 1")?
         .query_row([], |row| row.get(0))?;
@@ -267,7 +267,7 @@ pub fn trimmed_through(conn: &Connection) -> rusqlite::Result<u64> {
 }
 
 /// One entry by its sequence, whoever may read it (webhook redelivery).
-pub fn entry(conn: &Connection, seq: u64) -> rusqlite::Result<Option<Entry>> {
+pub fn entry(conn: &Conn, seq: u64) -> crate::db::Result<Option<Entry>> {
     conn.prepare_cached(&format!(
         "SELECT {ENTRY_COLUMNS} FROM changes WHERE seq = ?1"
     ))?
@@ -278,7 +278,7 @@ pub fn entry(conn: &Connection, seq: u64) -> rusqlite::Result<Option<Entry>> {
 /// The entries after `query.since` that `viewer` may read, at most
 /// `query.limit`, and the cursor to continue from. 410 when entries after
 /// `since` were already removed by retention.
-pub fn read(conn: &Connection, viewer: &Viewer, query: &Query) -> ApiResult<Page> {
+pub fn read(conn: &Conn, viewer: &Viewer, query: &Query) -> ApiResult<Page> {
     let trimmed = trimmed_through(conn)?;
     let head = head(conn)?;
     // A cursor below what retention removed has lost entries; one above the
@@ -321,10 +321,10 @@ pub fn read(conn: &Connection, viewer: &Viewer, query: &Query) -> ApiResult<Page
     let mut full = false;
     while let Some(row) = rows.next()? {
         scanned += 1;
-        let (seq, wanted) = wanted(row, viewer, query.types.as_ref())?;
+        let (seq, wanted) = wanted(&row, viewer, query.types.as_ref())?;
         last_seen = seq;
         if wanted {
-            entries.push(from_row(row)?);
+            entries.push(from_row(&row)?);
             if entries.len() == limit {
                 full = true;
                 break;
@@ -356,11 +356,11 @@ pub struct Capture {
 }
 
 impl crate::db::writer::Capture for Capture {
-    fn install(&self, conn: &Connection) -> rusqlite::Result<()> {
+    fn install(&self, conn: &Conn) -> crate::db::Result<()> {
         capture::install(conn, &self.state)
     }
 
-    fn record(&self, conn: &Connection, actor: &str) -> ApiResult<Option<u64>> {
+    fn record(&self, conn: &Conn, actor: &str) -> ApiResult<Option<u64>> {
         capture::record(conn, actor, &self.state)
     }
 
@@ -368,7 +368,7 @@ impl crate::db::writer::Capture for Capture {
         capture::discard(&self.state)
     }
 
-    fn head(&self, conn: &Connection) -> rusqlite::Result<u64> {
+    fn head(&self, conn: &Conn) -> crate::db::Result<u64> {
         head(conn)
     }
 }

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use rusqlite::{Connection, params};
+use crate::db::{Conn, params};
 
 use crate::db::Db;
 
@@ -14,7 +14,7 @@ const STEP: usize = 2000;
 
 /// Removes up to `STEP` of the oldest entries that occurred before
 /// `cutoff_ms`; returns how many it removed.
-pub fn trim(conn: &Connection, cutoff_ms: i64) -> rusqlite::Result<usize> {
+pub fn trim(conn: &Conn, cutoff_ms: i64) -> crate::db::Result<usize> {
     // The oldest entries first: sequence order is commit order, and the
     // first entry not old enough ends the step (a clock set back cannot
     // make retention skip over a newer entry). The newest entry is always

@@ -199,7 +199,7 @@ async fn read(
         tenant: user.tenant.clone(),
         is_admin: user.is_admin,
     };
-    let page = move |conn: &rusqlite::Connection, feed: Feed| {
+    let page = move |conn: &crate::db::Conn, feed: Feed| {
         let since = match since {
             Since::Seq(n) => n,
             Since::Now => super::head(conn)?,

@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 
-use rusqlite::Connection;
+use crate::db::Conn;
 use serde_json::json;
 
 use crate::catalogs::CatalogItem;
@@ -47,7 +47,7 @@ pub struct Rendered {
 
 /// Reads the row of `table` with key `key`; `table` is the live table or the
 /// copy a delete left behind (and `blobs` likewise, for attachments).
-type Render = fn(&Connection, &Tables<'_>, &[String]) -> ApiResult<Option<Rendered>>;
+type Render = fn(&Conn, &Tables<'_>, &[String]) -> ApiResult<Option<Rendered>>;
 
 /// Where a render reads from.
 pub struct Tables<'a> {
@@ -110,10 +110,10 @@ impl Items {
     /// The items `ids` of `workspace`: kept ones, the others from the store.
     fn get(
         &self,
-        conn: &Connection,
+        conn: &Conn,
         workspace: &str,
         ids: &[String],
-    ) -> rusqlite::Result<Vec<CatalogItem>> {
+    ) -> crate::db::Result<Vec<CatalogItem>> {
         let mut map = self.map();
         let missing: Vec<String> = ids
             .iter()
@@ -419,8 +419,7 @@ mod tests {
     /// `SOURCES`) or named here as not a record.
     #[test]
     fn every_table_is_covered_or_named_as_not_a_record() {
-        let mut conn = rusqlite::Connection::open_in_memory().unwrap();
-        crate::db::migrate::migrate(&mut conn).unwrap();
+        let conn = crate::db::Conn::memory().unwrap();
         let tables: Vec<String> = conn
             .prepare("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name")
             .unwrap()

@@ -13,7 +13,7 @@ use std::io;
 
 use bytes::{Bytes, BytesMut};
 use ring::digest::{Context, SHA256};
-use rusqlite::{Connection, MAIN_DB, OptionalExtension, params};
+use rusqlite::{MAIN_DB, OptionalExtension, params};
 use tokio::sync::mpsc;
 
 use super::Db;
@@ -199,13 +199,15 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 /// Marks a fully written blob complete, inside the caller's transaction.
-pub fn mark_complete(conn: &Connection, blob: &WrittenBlob) -> rusqlite::Result<()> {
+pub fn mark_complete(conn: &super::Conn, blob: &WrittenBlob) -> rusqlite::Result<()> {
+    let conn = conn.sqlite();
     conn.prepare_cached("UPDATE blobs SET size = ?2, sha256 = ?3, complete = 1 WHERE id = ?1")?
         .execute(params![blob.id, blob.size as i64, blob.sha256])?;
     Ok(())
 }
 
-pub fn delete(conn: &Connection, id: &str) -> rusqlite::Result<()> {
+pub fn delete(conn: &super::Conn, id: &str) -> rusqlite::Result<()> {
+    let conn = conn.sqlite();
     conn.prepare_cached("DELETE FROM blobs WHERE id = ?1")?
         .execute([id])?;
     Ok(())
@@ -213,13 +215,15 @@ pub fn delete(conn: &Connection, id: &str) -> rusqlite::Result<()> {
 
 /// Removes blobs of uploads that never completed (cut short, or a crash).
 /// Only safe while no upload is in progress: at startup.
-pub fn sweep_incomplete(conn: &Connection) -> rusqlite::Result<usize> {
+pub fn sweep_incomplete(conn: &super::Conn) -> rusqlite::Result<usize> {
+    let conn = conn.sqlite();
     conn.execute("DELETE FROM blobs WHERE complete = 0", [])
 }
 
 /// Reads `len` bytes at `offset` of a blob with incremental blob I/O, never
 /// more than one chunk row at a time.
-pub fn read_at(conn: &Connection, blob_id: &str, offset: u64, len: usize) -> ApiResult<Vec<u8>> {
+pub fn read_at(conn: &super::Conn, blob_id: &str, offset: u64, len: usize) -> ApiResult<Vec<u8>> {
+    let conn = conn.sqlite();
     let seq = (offset / CHUNK_SIZE as u64) as i64;
     let within = (offset % CHUNK_SIZE as u64) as usize;
     let rowid: i64 = conn

@@ -22,7 +22,7 @@ pub enum StoreError {
     Pragma {
         path: PathBuf,
         what: &'static str,
-        source: rusqlite::Error,
+        source: super::Error,
     },
     /// The pool of read-only connections could not be filled.
     Pool { path: PathBuf, source: r2d2::Error },
@@ -64,9 +64,8 @@ impl fmt::Display for StoreError {
 impl std::error::Error for StoreError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            StoreError::Open { source, .. }
-            | StoreError::Pragma { source, .. }
-            | StoreError::Checkpoint { source, .. } => Some(source),
+            StoreError::Open { source, .. } | StoreError::Checkpoint { source, .. } => Some(source),
+            StoreError::Pragma { source, .. } => Some(source),
             StoreError::Migrate { source, .. } => Some(source),
             StoreError::Pool { source, .. } => Some(source),
             StoreError::Checkpointer { source, .. } => Some(source),

@@ -340,6 +340,7 @@ mod tests {
         .unwrap();
         migrate(&mut conn).unwrap();
         assert_eq!(schema_version(&conn).unwrap(), CURRENT_VERSION);
+        let conn = crate::db::Conn::Sqlite(conn);
         let ws = crate::workspaces::store::get(&conn, "w").unwrap().unwrap();
         assert_eq!(ws.state, crate::workspaces::State::Active);
         assert_eq!(ws.invited, None);

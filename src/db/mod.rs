@@ -9,13 +9,19 @@
 pub mod blobs;
 pub mod cache;
 pub mod checkpoint;
+pub mod conn;
 mod error;
+pub mod maintenance;
 pub mod migrate;
 pub mod stamp;
 pub mod statistics;
 pub mod vacuum;
 pub mod writer;
 
+pub use conn::{
+    Conn, Error, FromSql, MappedRows, OptionalExtension, Params, Result, Row, Rows, Statement,
+    ToSql, Value, ValueRef, WriteTransaction, params, params_from_iter,
+};
 pub use error::StoreError;
 
 use std::future::Future;
@@ -24,7 +30,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use r2d2_sqlite::SqliteConnectionManager;
-use rusqlite::{Connection, OpenFlags};
+use rusqlite::OpenFlags;
 
 use crate::error::{ApiError, ApiResult};
 use stamp::{CommitWatch, Stamp};
@@ -43,7 +49,7 @@ const STATEMENT_CACHE: usize = 256;
 
 /// Pragmas every connection gets. `synchronous=FULL` makes a commit durable
 /// before it is acknowledged.
-pub fn configure(conn: &Connection) -> rusqlite::Result<()> {
+pub fn configure(conn: &rusqlite::Connection) -> rusqlite::Result<()> {
     conn.busy_timeout(BUSY_TIMEOUT)?;
     conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
     conn.execute_batch(
@@ -56,8 +62,8 @@ pub fn configure(conn: &Connection) -> rusqlite::Result<()> {
 }
 
 /// Opens a read-write connection with the standard pragmas.
-pub fn open_connection(path: &Path) -> rusqlite::Result<Connection> {
-    let conn = Connection::open_with_flags(
+pub fn open_connection(path: &Path) -> rusqlite::Result<rusqlite::Connection> {
+    let conn = rusqlite::Connection::open_with_flags(
         path,
         OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_CREATE
@@ -69,7 +75,7 @@ pub fn open_connection(path: &Path) -> rusqlite::Result<Connection> {
 
 /// Opens the file, creating or migrating its schema. Used by `serve` and by
 /// every CLI command that touches the data.
-pub fn open_and_migrate(path: &Path) -> Result<Connection, StoreError> {
+pub fn open_and_migrate(path: &Path) -> Result<rusqlite::Connection, StoreError> {
     let mut conn = open_connection(path).map_err(|source| StoreError::Open {
         path: path.to_path_buf(),
         source,
@@ -81,6 +87,30 @@ pub fn open_and_migrate(path: &Path) -> Result<Connection, StoreError> {
     Ok(conn)
 }
 
+/// The reader pool's connections: SQLite's, opened read-only.
+struct Readers(SqliteConnectionManager);
+
+impl r2d2::ManageConnection for Readers {
+    type Connection = Conn;
+    type Error = rusqlite::Error;
+
+    fn connect(&self) -> Result<Conn, rusqlite::Error> {
+        self.0.connect().map(Conn::Sqlite)
+    }
+
+    fn is_valid(&self, conn: &mut Conn) -> Result<(), rusqlite::Error> {
+        match conn {
+            Conn::Sqlite(conn) => self.0.is_valid(conn),
+        }
+    }
+
+    fn has_broken(&self, conn: &mut Conn) -> bool {
+        match conn {
+            Conn::Sqlite(conn) => self.0.has_broken(conn),
+        }
+    }
+}
+
 /// The actor the change log records for the server's own writes.
 pub const SERVER_ACTOR: &str = "quayside";
 
@@ -88,7 +118,7 @@ pub const SERVER_ACTOR: &str = "quayside";
 #[derive(Clone)]
 pub struct Db {
     path: PathBuf,
-    readers: r2d2::Pool<SqliteConnectionManager>,
+    readers: r2d2::Pool<Readers>,
     /// Reads in progress at once, handed out first come, first served: one
     /// more than the cores (at most the pool's size). Reads are CPU work once
     /// the file is cached; more at once only time-slice the same cores, and a
@@ -118,7 +148,7 @@ impl Db {
     ) -> Result<Db, StoreError> {
         let write_conn = open_and_migrate(path)?;
         let pragma = |what| {
-            move |source| StoreError::Pragma {
+            move |source: Error| StoreError::Pragma {
                 path: path.to_path_buf(),
                 what,
                 source,
@@ -133,11 +163,11 @@ impl Db {
                 [],
                 |_| Ok(()),
             )
-            .map_err(pragma("set the checkpoint threshold"))?;
+            .map_err(|e| pragma("set the checkpoint threshold")(e.into()))?;
         if let Some(pages) = max_page_count {
             write_conn
                 .query_row(&format!("PRAGMA max_page_count = {pages}"), [], |_| Ok(()))
-                .map_err(pragma("cap the page count"))?;
+                .map_err(|e| pragma("cap the page count")(e.into()))?;
         }
         let manager = SqliteConnectionManager::file(path)
             .with_flags(OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
@@ -153,7 +183,7 @@ impl Db {
         let pool = r2d2::Pool::builder()
             .max_size(readers)
             .min_idle(Some(readers.min(2)))
-            .build(manager)
+            .build(Readers(manager))
             .map_err(|source| StoreError::Pool {
                 path: path.to_path_buf(),
                 source,
@@ -162,7 +192,7 @@ impl Db {
             path: path.to_path_buf(),
             readers: pool,
             read_slots: Arc::new(tokio::sync::Semaphore::new(read_slots(readers))),
-            writer: Writer::start(write_conn, capture)
+            writer: Writer::start(Conn::Sqlite(write_conn), capture)
                 .map_err(pragma("prepare the change log's capture"))?,
             checkpointer: Arc::new(checkpoint::Checkpointer::start(path).map_err(|source| {
                 StoreError::Checkpointer {
@@ -188,7 +218,7 @@ impl Db {
     /// `f` also gets the store's position taken just before the read began.
     pub fn read<T, F>(&self, f: F) -> impl Future<Output = ApiResult<T>> + Send + 'static
     where
-        F: FnOnce(&Connection, Option<Stamp>) -> ApiResult<T> + Send + 'static,
+        F: FnOnce(&Conn, Option<Stamp>) -> ApiResult<T> + Send + 'static,
         T: Send + 'static,
     {
         let read = self.read_at(f);
@@ -202,7 +232,7 @@ impl Db {
         f: F,
     ) -> impl Future<Output = ApiResult<(Option<Stamp>, T)>> + Send + 'static
     where
-        F: FnOnce(&Connection, Option<Stamp>) -> ApiResult<T> + Send + 'static,
+        F: FnOnce(&Conn, Option<Stamp>) -> ApiResult<T> + Send + 'static,
         T: Send + 'static,
     {
         let pool = self.readers.clone();
@@ -240,7 +270,7 @@ impl Db {
         f: F,
     ) -> impl Future<Output = ApiResult<T>> + Send + 'static
     where
-        F: FnOnce(&Connection) -> ApiResult<T> + Send + 'static,
+        F: FnOnce(&Conn) -> ApiResult<T> + Send + 'static,
         T: Send + 'static,
     {
         self.writer.submit(actor, f)
@@ -249,7 +279,7 @@ impl Db {
     /// [`Db::write_as`] for the server itself (uploads' chunks, cleanup).
     pub fn write<T, F>(&self, f: F) -> impl Future<Output = ApiResult<T>> + Send + 'static
     where
-        F: FnOnce(&Connection) -> ApiResult<T> + Send + 'static,
+        F: FnOnce(&Conn) -> ApiResult<T> + Send + 'static,
         T: Send + 'static,
     {
         self.write_as(Arc::from(SERVER_ACTOR), f)

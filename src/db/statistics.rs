@@ -49,7 +49,10 @@ pub async fn run(
         }
         wait = every;
         let started = std::time::Instant::now();
-        match db.write_as(actor.clone(), |conn| Ok(refresh(conn)?)).await {
+        match db
+            .write_as(actor.clone(), |conn| Ok(refresh(conn.sqlite())?))
+            .await
+        {
             Ok(()) => log::debug!(
                 "statistics refreshed in {} ms",
                 started.elapsed().as_millis()

@@ -16,8 +16,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use rusqlite::Connection;
-
 use super::Db;
 
 /// Free pages (of 4 KiB) that make the task shrink the file: 4 MiB.
@@ -28,21 +26,22 @@ pub const THRESHOLD_PAGES: i64 = 1024;
 pub const STEP_PAGES: i64 = 1024;
 
 /// The pages in the file's free list.
-pub fn free_pages(conn: &Connection) -> rusqlite::Result<i64> {
+pub fn free_pages(conn: &super::Conn) -> rusqlite::Result<i64> {
+    let conn = conn.sqlite();
     conn.query_row("PRAGMA freelist_count", [], |row| row.get(0))
 }
 
 /// One step: gives back up to [`STEP_PAGES`] free pages; answers how many
 /// free pages are left.
-pub fn step(conn: &Connection) -> rusqlite::Result<i64> {
-    give_back(conn, STEP_PAGES)?;
+pub fn step(conn: &super::Conn) -> rusqlite::Result<i64> {
+    give_back(conn.sqlite(), STEP_PAGES)?;
     free_pages(conn)
 }
 
 /// `PRAGMA incremental_vacuum(pages)`, stepped to its end: SQLite gives back
 /// one page per step of the statement (a single step, as `execute_batch`
 /// makes, gives back one page only).
-pub fn give_back(conn: &Connection, pages: i64) -> rusqlite::Result<()> {
+pub fn give_back(conn: &rusqlite::Connection, pages: i64) -> rusqlite::Result<()> {
     let mut statement = conn.prepare_cached(&format!("PRAGMA incremental_vacuum({pages})"))?;
     let mut rows = statement.query([])?;
     while rows.next()?.is_some() {}

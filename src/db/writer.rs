@@ -13,7 +13,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
-use rusqlite::Connection;
+use super::Conn;
 use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::error::{ApiError, ApiResult};
@@ -28,30 +28,30 @@ const QUEUE_DEPTH: usize = 4096;
 /// server hands it in when it opens the store.
 pub trait Capture: Send + Sync + 'static {
     /// Prepares the writer's connection, once.
-    fn install(&self, conn: &Connection) -> rusqlite::Result<()>;
+    fn install(&self, conn: &Conn) -> super::Result<()>;
     /// Records what the write just run by `actor` changed, in the batch's
     /// transaction right after the write's savepoint was released; returns
     /// the last change sequence it appended, if any. An error fails the
     /// whole batch.
-    fn record(&self, conn: &Connection, actor: &str) -> ApiResult<Option<u64>>;
+    fn record(&self, conn: &Conn, actor: &str) -> ApiResult<Option<u64>>;
     /// Forgets what a write that failed had changed (it was rolled back).
     fn discard(&self);
     /// The last change sequence committed.
-    fn head(&self, conn: &Connection) -> rusqlite::Result<u64>;
+    fn head(&self, conn: &Conn) -> super::Result<u64>;
 }
 
 /// No change log (unit tests of the store itself).
 pub struct NoCapture;
 
 impl Capture for NoCapture {
-    fn install(&self, _: &Connection) -> rusqlite::Result<()> {
+    fn install(&self, _: &Conn) -> super::Result<()> {
         Ok(())
     }
-    fn record(&self, _: &Connection, _: &str) -> ApiResult<Option<u64>> {
+    fn record(&self, _: &Conn, _: &str) -> ApiResult<Option<u64>> {
         Ok(None)
     }
     fn discard(&self) {}
-    fn head(&self, _: &Connection) -> rusqlite::Result<u64> {
+    fn head(&self, _: &Conn) -> super::Result<u64> {
         Ok(0)
     }
 }
@@ -61,7 +61,7 @@ trait WriteJob: Send {
     /// Who the write acts for, as the change log records it.
     fn actor(&self) -> &str;
     /// Runs the write; true when its savepoint should be kept.
-    fn run(&mut self, conn: &Connection) -> bool;
+    fn run(&mut self, conn: &Conn) -> bool;
 
     /// Answers the caller with the write's own result, unless the batch failed.
     fn deliver(self: Box<Self>, committed: ApiResult<()>);
@@ -76,14 +76,14 @@ struct PendingWrite<T, F> {
 
 impl<T, F> WriteJob for PendingWrite<T, F>
 where
-    F: FnOnce(&Connection) -> ApiResult<T> + Send,
+    F: FnOnce(&Conn) -> ApiResult<T> + Send,
     T: Send,
 {
     fn actor(&self) -> &str {
         &self.actor
     }
 
-    fn run(&mut self, conn: &Connection) -> bool {
+    fn run(&mut self, conn: &Conn) -> bool {
         let Some(work) = self.work.take() else {
             return false;
         };
@@ -132,7 +132,7 @@ pub struct Writer {
 
 impl Writer {
     /// Starts the writer thread on `conn`, with `capture` installed on it.
-    pub fn start(conn: Connection, capture: Arc<dyn Capture>) -> rusqlite::Result<Writer> {
+    pub fn start(conn: Conn, capture: Arc<dyn Capture>) -> super::Result<Writer> {
         capture.install(&conn)?;
         let (head_sender, head) = watch::channel(capture.head(&conn)?);
         let (sender, receiver) = mpsc::channel::<Job>(QUEUE_DEPTH);
@@ -167,7 +167,7 @@ impl Writer {
         work: F,
     ) -> impl Future<Output = ApiResult<T>> + Send + 'static
     where
-        F: FnOnce(&Connection) -> ApiResult<T> + Send + 'static,
+        F: FnOnce(&Conn) -> ApiResult<T> + Send + 'static,
         T: Send + 'static,
     {
         let sender = self.queue.lock().unwrap_or_else(|p| p.into_inner()).clone();
@@ -198,7 +198,7 @@ impl Writer {
 
 /// The writer thread's own state.
 struct Thread {
-    conn: Connection,
+    conn: Conn,
     capture: Arc<dyn Capture>,
     head: watch::Sender<u64>,
 }
@@ -250,7 +250,7 @@ fn shutting_down() -> ApiError {
 /// I/O); the jobs already run in it are then answered with that error, and the
 /// rest of the batch goes on in a fresh transaction.
 fn commit_batch(
-    conn: &Connection,
+    conn: &Conn,
     capture: &dyn Capture,
     batch: &mut Vec<Job>,
     mut more: impl FnMut() -> Option<Job>,
@@ -451,25 +451,23 @@ mod tests {
         db.close().expect("close");
     }
 
+    use crate::db::Conn;
+
     /// A capture that cannot record the write of actor `refuse`.
     struct Refusing;
 
     impl super::Capture for Refusing {
-        fn install(&self, _: &rusqlite::Connection) -> rusqlite::Result<()> {
+        fn install(&self, _: &Conn) -> crate::db::Result<()> {
             Ok(())
         }
-        fn record(
-            &self,
-            _: &rusqlite::Connection,
-            actor: &str,
-        ) -> crate::error::ApiResult<Option<u64>> {
+        fn record(&self, _: &Conn, actor: &str) -> crate::error::ApiResult<Option<u64>> {
             if actor == "refuse" {
                 return Err(ApiError::internal("cannot record"));
             }
             Ok(None)
         }
         fn discard(&self) {}
-        fn head(&self, _: &rusqlite::Connection) -> rusqlite::Result<u64> {
+        fn head(&self, _: &Conn) -> crate::db::Result<u64> {
             Ok(0)
         }
     }

@@ -9,8 +9,8 @@
 
 #[cfg(test)]
 mod tests {
-    use rusqlite::types::Value as SqlValue;
-    use rusqlite::{Connection, params};
+    use crate::db::Value as SqlValue;
+    use crate::db::{Conn, params};
 
     use super::super::kinds::{self, Kind};
     use super::super::store::{self, BodyFields};
@@ -31,9 +31,9 @@ mod tests {
     }
     const STATS: [Stats; 3] = [Stats::None, Stats::Fresh, Stats::Stale];
 
-    fn loaded(statistics: Stats) -> (tempfile::TempDir, Connection, String) {
+    fn loaded(statistics: Stats) -> (tempfile::TempDir, Conn, String) {
         let dir = tempfile::tempdir().unwrap();
-        let conn = crate::db::open_and_migrate(&dir.path().join("plans.db")).unwrap();
+        let conn = Conn::open(&dir.path().join("plans.db")).unwrap();
         conn.execute(
             "INSERT INTO workspaces (id, created_at, updated_at) VALUES ('w', 0, 0)",
             [],
@@ -103,10 +103,10 @@ mod tests {
         (dir, conn, first_job)
     }
 
-    fn plan(conn: &Connection, sql: &str, params: &[SqlValue]) -> Vec<String> {
+    fn plan(conn: &Conn, sql: &str, params: &[SqlValue]) -> Vec<String> {
         conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
             .unwrap()
-            .query_map(rusqlite::params_from_iter(params), |row| {
+            .query_map(crate::db::params_from_iter(params), |row| {
                 row.get::<_, String>(3)
             })
             .unwrap()
@@ -117,7 +117,7 @@ mod tests {
     /// The list's statements for `pairs` (and the same after a cursor from its
     /// first page), each with its plan.
     fn plans(
-        conn: &Connection,
+        conn: &Conn,
         kind: &'static Kind,
         job: Option<&str>,
         pairs: &[(&str, &str)],
@@ -252,7 +252,7 @@ mod tests {
         use crate::workspaces::store as workspaces;
         for statistics in STATS {
             let dir = tempfile::tempdir().unwrap();
-            let conn = crate::db::open_and_migrate(&dir.path().join("lists.db")).unwrap();
+            let conn = Conn::open(&dir.path().join("lists.db")).unwrap();
             for (org, tenant) in [("org-a", "tenant-a"), ("org-b", "tenant-b")] {
                 conn.execute(
                     "INSERT INTO organizations (id, name, name_folded, audience, created_at, \

@@ -2,7 +2,7 @@
 //! (`/workspaces/{workspace_id}/jobs[/{job_id}/<kind>]`): one generic set,
 //! configured by the kind's table, and their route declarations.
 
-use rusqlite::Connection;
+use crate::db::Conn;
 use serde_json::{Value, json};
 
 use super::kinds::{self, Field, JOB, Kind, Shape, Type};
@@ -228,7 +228,7 @@ fn target(ctx: &Ctx, kind: &Kind, with_document: bool) -> Target {
 }
 
 /// The job a result sits under (none for a job), in the caller's workspace.
-fn job(conn: &Connection, scope: &Scope, target: &Target) -> ApiResult<Option<Document>> {
+fn job(conn: &Conn, scope: &Scope, target: &Target) -> ApiResult<Option<Document>> {
     match &target.job {
         Some(job_id) => Ok(Some(
             store::get(conn, scope.id(), &JOB, None, job_id)?.ok_or_else(|| {
@@ -242,7 +242,7 @@ fn job(conn: &Connection, scope: &Scope, target: &Target) -> ApiResult<Option<Do
 /// The document a request names, with its job: what GET, PATCH and DELETE
 /// of one document act on.
 fn one(
-    conn: &Connection,
+    conn: &Conn,
     scope: &Scope,
     kind: &'static Kind,
     target: &Target,
@@ -309,7 +309,7 @@ enum Subject<'a> {
 /// to (as read or created here: its answer shows them expanded without
 /// reading them again).
 fn prepare(
-    conn: &Connection,
+    conn: &Conn,
     scope: &Scope,
     kind: &'static Kind,
     job: Option<&Document>,
@@ -414,7 +414,7 @@ async fn create_input(
 /// items share `resolved`: a record found or created once is not looked up
 /// again).
 fn create_one(
-    conn: &Connection,
+    conn: &Conn,
     scope: &Scope,
     kind: &'static Kind,
     job: Option<&Document>,
@@ -442,7 +442,7 @@ fn create_one(
 /// new catalog records included); the items that fail with a 400 or a 409
 /// are all reported, with their index, and the write is rolled back.
 fn create_many(
-    conn: &Connection,
+    conn: &Conn,
     scope: &Scope,
     kind: &'static Kind,
     job: Option<&Document>,

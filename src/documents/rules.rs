@@ -4,7 +4,7 @@
 //! one quantity result per direction, a time log's end not before its start,
 //! and what may be deleted.
 
-use rusqlite::Connection;
+use crate::db::Conn;
 use serde_json::{Map, Value};
 
 use super::kinds::{self, JOB, QUANTITY_RESULT, TIMELOG};
@@ -117,7 +117,7 @@ pub fn before_create(place: &Placement<'_>) -> ApiResult<()> {
 /// Checks and completes a normalised body before it is stored. `old` is the
 /// stored version on PATCH.
 pub fn before_write(
-    conn: &Connection,
+    conn: &Conn,
     kind: &kinds::Kind,
     place: &Placement<'_>,
     doc_id: &str,
@@ -174,7 +174,7 @@ fn pin(body: &mut Map<String, Value>, field: &str, id: &str) -> ApiResult<()> {
 
 /// A job's `parent`, when given, is another document of the same workspace.
 fn check_parent(
-    conn: &Connection,
+    conn: &Conn,
     ws: &Workspace,
     doc_id: &str,
     body: &Map<String, Value>,
@@ -219,7 +219,7 @@ const TRANSITIONS: &[(&str, &str)] = &[
 ];
 
 fn check_transition(
-    conn: &Connection,
+    conn: &Conn,
     job_id: &str,
     body: &Map<String, Value>,
     old: Option<&Document>,
@@ -245,7 +245,7 @@ fn check_transition(
 }
 
 /// A job completes only with what it requested.
-fn check_complete(conn: &Connection, job_id: &str, body: &Map<String, Value>) -> ApiResult<()> {
+fn check_complete(conn: &Conn, job_id: &str, body: &Map<String, Value>) -> ApiResult<()> {
     let counts = store::children(conn, job_id)?;
     let has = |kind: &str| counts.iter().any(|(k, n)| k == kind && *n > 0);
     let mut missing = Vec::new();
@@ -279,7 +279,7 @@ fn check_complete(conn: &Connection, job_id: &str, body: &Map<String, Value>) ->
 
 /// A job with results, time logs or files cannot be deleted; nor can a
 /// document with attachments.
-pub fn before_delete(conn: &Connection, doc: &Document) -> ApiResult<()> {
+pub fn before_delete(conn: &Conn, doc: &Document) -> ApiResult<()> {
     let children = store::parent_of_count(conn, &doc.workspace_id, &doc.id)?;
     if children > 0 {
         return Err(ApiError::conflict(

@@ -1,7 +1,7 @@
 //! SQL for documents.
 
-use rusqlite::types::Value as SqlValue;
-use rusqlite::{Connection, OptionalExtension, params};
+use crate::db::Value as SqlValue;
+use crate::db::{Conn, OptionalExtension, params};
 use serde_json::Value;
 
 use super::kinds::{self, Kind, Type};
@@ -15,7 +15,7 @@ const COLUMNS: &str = "id, workspace_id, kind, job_id, body, created_at, updated
 /// A row of `documents` as a [`Document`]. A row this binary cannot read (an
 /// unknown kind, a body that is not a JSON object) is an error naming the
 /// document, never a different record.
-fn from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Document> {
+fn from_row(row: &crate::db::Row<'_>) -> crate::db::Result<Document> {
     let id: String = row.get(0)?;
     let kind_key: String = row.get(2)?;
     let Some(kind) = kinds::by_key(&kind_key) else {
@@ -86,18 +86,18 @@ impl std::error::Error for UnreadableDocument {
     }
 }
 
-fn unreadable(column: usize, err: UnreadableDocument) -> rusqlite::Error {
-    rusqlite::Error::FromSqlConversionFailure(column, rusqlite::types::Type::Text, Box::new(err))
+fn unreadable(column: usize, err: UnreadableDocument) -> crate::db::Error {
+    crate::db::Error::conversion(column, err)
 }
 
 /// A document of a kind, in a workspace and (for results) under a job.
 pub fn get(
-    conn: &Connection,
+    conn: &Conn,
     workspace: &str,
     kind: &Kind,
     job: Option<&str>,
     id: &str,
-) -> rusqlite::Result<Option<Document>> {
+) -> crate::db::Result<Option<Document>> {
     conn.prepare_cached(&format!(
         "SELECT {COLUMNS} FROM documents WHERE id = ?1 AND workspace_id = ?2 AND kind = ?3 \
          AND job_id IS ?4"
@@ -107,7 +107,7 @@ pub fn get(
 }
 
 /// Any document of a workspace, whatever its kind.
-pub fn get_any(conn: &Connection, workspace: &str, id: &str) -> rusqlite::Result<Option<Document>> {
+pub fn get_any(conn: &Conn, workspace: &str, id: &str) -> crate::db::Result<Option<Document>> {
     conn.prepare_cached(&format!(
         "SELECT {COLUMNS} FROM documents WHERE id = ?1 AND workspace_id = ?2"
     ))?
@@ -133,7 +133,7 @@ pub enum Stored {
 /// A document row of `table` (`documents`, or the change log's copy of a
 /// deleted row; see `changes::capture`), its body parsed only when a client
 /// would read it other than as stored.
-pub fn stored_from(conn: &Connection, table: &str, id: &str) -> rusqlite::Result<Option<Stored>> {
+pub fn stored_from(conn: &Conn, table: &str, id: &str) -> crate::db::Result<Option<Stored>> {
     conn.prepare_cached(&format!("SELECT {COLUMNS} FROM {table} WHERE id = ?1"))?
         .query_row([id], |row| {
             let kind = kinds::by_key(row.get_ref(2)?.as_str()?);
@@ -157,7 +157,7 @@ fn body_text(doc: &Document) -> String {
     serde_json::to_string(&doc.body).expect("a map of JSON values always serialises")
 }
 
-pub fn insert(conn: &Connection, doc: &Document, refs: &[CatalogItem]) -> ApiResult<()> {
+pub fn insert(conn: &Conn, doc: &Document, refs: &[CatalogItem]) -> ApiResult<()> {
     conn.prepare_cached(
         "INSERT INTO documents (id, workspace_id, kind, job_id, body, created_at, updated_at) \
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
@@ -174,7 +174,7 @@ pub fn insert(conn: &Connection, doc: &Document, refs: &[CatalogItem]) -> ApiRes
     add_refs(conn, &doc.id, refs)
 }
 
-pub fn update(conn: &Connection, doc: &Document, refs: &[CatalogItem]) -> ApiResult<()> {
+pub fn update(conn: &Conn, doc: &Document, refs: &[CatalogItem]) -> ApiResult<()> {
     conn.prepare_cached("UPDATE documents SET body = ?2, updated_at = ?3 WHERE id = ?1")?
         .execute(params![doc.id, body_text(doc), doc.updated_at])?;
     conn.prepare_cached("DELETE FROM document_refs WHERE document_id = ?1")?
@@ -182,7 +182,7 @@ pub fn update(conn: &Connection, doc: &Document, refs: &[CatalogItem]) -> ApiRes
     add_refs(conn, &doc.id, refs)
 }
 
-fn add_refs(conn: &Connection, id: &str, refs: &[CatalogItem]) -> ApiResult<()> {
+fn add_refs(conn: &Conn, id: &str, refs: &[CatalogItem]) -> ApiResult<()> {
     let mut insert = conn.prepare_cached(
         "INSERT OR IGNORE INTO document_refs (document_id, item_id) VALUES (?1, ?2)",
     )?;
@@ -192,25 +192,21 @@ fn add_refs(conn: &Connection, id: &str, refs: &[CatalogItem]) -> ApiResult<()> 
     Ok(())
 }
 
-pub fn delete(conn: &Connection, id: &str) -> rusqlite::Result<()> {
+pub fn delete(conn: &Conn, id: &str) -> crate::db::Result<()> {
     conn.prepare_cached("DELETE FROM documents WHERE id = ?1")?
         .execute([id])?;
     Ok(())
 }
 
 /// How many documents of each kind a job holds.
-pub fn children(conn: &Connection, job: &str) -> rusqlite::Result<Vec<(String, i64)>> {
+pub fn children(conn: &Conn, job: &str) -> crate::db::Result<Vec<(String, i64)>> {
     conn.prepare_cached("SELECT kind, count(*) FROM documents WHERE job_id = ?1 GROUP BY kind")?
         .query_map([job], |row| Ok((row.get(0)?, row.get(1)?)))?
         .collect()
 }
 
 /// How many jobs of the workspace name a document as their `parent`.
-pub fn parent_of_count(
-    conn: &Connection,
-    workspace: &str,
-    document: &str,
-) -> rusqlite::Result<i64> {
+pub fn parent_of_count(conn: &Conn, workspace: &str, document: &str) -> crate::db::Result<i64> {
     conn.prepare_cached(
         "SELECT count(*) FROM documents WHERE workspace_id = ?1 AND kind = 'job' \
          AND json_extract(body, '$.parent') = ?2",
@@ -218,18 +214,18 @@ pub fn parent_of_count(
     .query_row(params![workspace, document], |row| row.get(0))
 }
 
-pub fn attachment_count(conn: &Connection, document: &str) -> rusqlite::Result<i64> {
+pub fn attachment_count(conn: &Conn, document: &str) -> crate::db::Result<i64> {
     conn.prepare_cached("SELECT count(*) FROM attachments WHERE document_id = ?1")?
         .query_row([document], |row| row.get(0))
 }
 
 /// Another quantity result of the job with the same direction, if any.
 pub fn quantity_with_direction(
-    conn: &Connection,
+    conn: &Conn,
     job: &str,
     direction: &str,
     except: &str,
-) -> rusqlite::Result<Option<String>> {
+) -> crate::db::Result<Option<String>> {
     conn.prepare_cached(
         "SELECT id FROM documents WHERE job_id = ?1 AND kind = 'quantityResult' \
          AND json_extract(body, '$.direction') = ?2 AND id <> ?3",
@@ -239,12 +235,12 @@ pub fn quantity_with_direction(
 }
 
 pub fn list(
-    conn: &Connection,
+    conn: &Conn,
     workspace: &str,
     kind: &Kind,
     job: Option<&str>,
     query: &ListQuery,
-) -> rusqlite::Result<Page<Document>> {
+) -> crate::db::Result<Page<Document>> {
     let (condition, params) = list_condition(workspace, kind, job);
     fetch_page(
         conn,
@@ -313,7 +309,7 @@ fn scalar_paths(fields: &'static [kinds::Field], prefix: &str, out: &mut Vec<Str
 
 /// A document body as a client reads it: quality results show references as
 /// `{id, xref, name}`.
-pub fn readable_body(conn: &Connection, doc: &Document) -> rusqlite::Result<Value> {
+pub fn readable_body(conn: &Conn, doc: &Document) -> crate::db::Result<Value> {
     readable(doc.kind, doc.body.clone(), |ids| {
         crate::catalogs::store::get_many(conn, &doc.workspace_id, ids)
     })
@@ -325,8 +321,8 @@ pub fn readable_body(conn: &Connection, doc: &Document) -> rusqlite::Result<Valu
 pub fn readable(
     kind: &'static Kind,
     mut body: serde_json::Map<String, Value>,
-    items: impl FnOnce(&[String]) -> rusqlite::Result<Vec<crate::catalogs::CatalogItem>>,
-) -> rusqlite::Result<Value> {
+    items: impl FnOnce(&[String]) -> crate::db::Result<Vec<crate::catalogs::CatalogItem>>,
+) -> crate::db::Result<Value> {
     if kind.expand_references {
         let mut ids = Vec::new();
         schema::referenced_ids(kind.fields, &body, &mut ids);
@@ -347,15 +343,15 @@ mod tests {
 
     /// A data file with one workspace `w` and, written past the schema's own
     /// checks, the given rows of `(id, kind, body)`.
-    fn store_with(rows: &[(&str, &str, &str)]) -> (tempfile::TempDir, Connection) {
+    fn store_with(rows: &[(&str, &str, &str)]) -> (tempfile::TempDir, Conn) {
         let dir = tempfile::tempdir().unwrap();
-        let conn = crate::db::open_and_migrate(&dir.path().join("documents.db")).unwrap();
+        let conn = Conn::open(&dir.path().join("documents.db")).unwrap();
         conn.execute(
             "INSERT INTO workspaces (id, created_at, updated_at) VALUES ('w', 0, 0)",
             [],
         )
         .unwrap();
-        conn.pragma_update(None, "ignore_check_constraints", true)
+        conn.execute_batch("PRAGMA ignore_check_constraints = ON")
             .unwrap();
         for (id, kind, body) in rows {
             conn.execute(
@@ -365,7 +361,7 @@ mod tests {
             )
             .unwrap();
         }
-        conn.pragma_update(None, "ignore_check_constraints", false)
+        conn.execute_batch("PRAGMA ignore_check_constraints = OFF")
             .unwrap();
         (dir, conn)
     }

@@ -11,7 +11,7 @@
 use std::io::{Read, Write};
 use std::time::Instant;
 
-use rusqlite::{Connection, TransactionBehavior};
+use crate::db::Conn;
 
 use crate::db::writer::Capture;
 
@@ -92,7 +92,7 @@ pub fn parse_coordinates(text: &str) -> Option<Position> {
 /// `capture` records each transaction's changes before it commits (the
 /// change log), as the server's writer does for its writes.
 pub fn import(
-    conn: &mut Connection,
+    conn: &Conn,
     input: impl Read,
     username: &str,
     log: &mut dyn Write,
@@ -101,7 +101,7 @@ pub fn import(
     capture
         .install(conn)
         .map_err(|e| format!("cannot prepare the change log: {e}"))?;
-    let record_changes = |tx: &Connection| {
+    let record_changes = |tx: &Conn| {
         capture
             .record(tx, username)
             .map(|_| ())
@@ -133,9 +133,7 @@ pub fn import(
     // IMMEDIATE: the write lock is taken (waiting on the busy timeout) when
     // the transaction begins; a read transaction upgraded to a write after a
     // running server committed would fail at once with SQLITE_BUSY_SNAPSHOT.
-    let mut tx = conn
-        .transaction_with_behavior(TransactionBehavior::Immediate)
-        .map_err(|e| e.to_string())?;
+    let mut tx = conn.begin_write().map_err(|e| e.to_string())?;
     let mut in_batch = 0;
     let now = clock::now_ms();
     for record in reader.records() {
@@ -225,16 +223,14 @@ pub fn import(
                 .filter(|s| !s.is_empty())
                 .map(String::from),
         };
-        let outcome = store::upsert(&tx, catalog, &code, &fields, username, now)
+        let outcome = store::upsert(tx.conn(), catalog, &code, &fields, username, now)
             .map_err(|e| format!("line {line}: {code}: {e}"))?;
         summary.count(catalog, &outcome);
         in_batch += 1;
         if in_batch == BATCH {
-            record_changes(&tx)?;
+            record_changes(tx.conn())?;
             tx.commit().map_err(|e| e.to_string())?;
-            tx = conn
-                .transaction_with_behavior(TransactionBehavior::Immediate)
-                .map_err(|e| e.to_string())?;
+            tx = conn.begin_write().map_err(|e| e.to_string())?;
             in_batch = 0;
         }
         if summary.rows % PROGRESS_EVERY == 0 {
@@ -242,7 +238,7 @@ pub fn import(
             let _ = writeln!(log, "{} rows done, {rate:.0} rows/s", summary.rows);
         }
     }
-    record_changes(&tx)?;
+    record_changes(tx.conn())?;
     tx.commit().map_err(|e| e.to_string())?;
     // Fresh statistics, so searches over the new rows use their indexes.
     conn.execute_batch("ANALYZE").map_err(|e| e.to_string())?;
@@ -299,8 +295,7 @@ mod tests {
 
     #[test]
     fn imports_and_reimports_in_place() {
-        let mut conn = Connection::open_in_memory().unwrap();
-        crate::db::migrate::migrate(&mut conn).unwrap();
+        let conn = Conn::memory().unwrap();
         let csv = "Change,Country,Location,Name,NameWoDiacritics,Subdivision,Status,Function,Date,IATA,Coordinates,Remarks\r\n\
                    ,NL,RTM,Rotterdam,Rotterdam,ZH,AI,12345---,0207,,5155N 00430E,\r\n\
                    ,DE,DUI,Duisburg,Duisburg,NW,AI,123-----,0207,,5126N 00645E,\r\n\
@@ -311,7 +306,7 @@ mod tests {
                    ,AD,CAN,Canillo,Canillo,,RL,--3-----,0307,,4234N 00135E,\r\n";
         let mut out = Vec::new();
         let first = import(
-            &mut conn,
+            &conn,
             csv.as_bytes(),
             "importer",
             &mut out,
@@ -354,7 +349,7 @@ mod tests {
             "Brussel"
         );
         let again = import(
-            &mut conn,
+            &conn,
             csv.as_bytes(),
             "importer",
             &mut Vec::new(),

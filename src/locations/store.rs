@@ -5,8 +5,8 @@ use std::collections::HashMap;
 use std::rc::Rc;
 use std::sync::LazyLock;
 
-use rusqlite::types::{ToSql, Type};
-use rusqlite::{Connection, OptionalExtension, params};
+use crate::db::ToSql;
+use crate::db::{Conn, OptionalExtension, params};
 
 use super::Catalog;
 use super::model::{
@@ -61,18 +61,17 @@ static SELECT_WRITE_FIELDS: LazyLock<String> = LazyLock::new(|| {
 
 /// The write-shape fields from column `first` on, borrowed from the row (no
 /// per-field allocation).
-fn fields_ref_at<'r>(row: &'r rusqlite::Row<'_>, first: usize) -> rusqlite::Result<FieldsRef<'r>> {
-    let text = |i: usize| -> rusqlite::Result<Option<&'r str>> {
+fn fields_ref_at<'r>(
+    row: &'r crate::db::Row<'_>,
+    first: usize,
+) -> crate::db::Result<FieldsRef<'r>> {
+    let text = |i: usize| -> crate::db::Result<Option<&'r str>> {
         row.get_ref(i)?
             .as_str_or_null()
-            .map_err(|e| rusqlite::Error::FromSqlConversionFailure(i, Type::Text, Box::new(e)))
+            .map_err(|e| crate::db::Error::conversion(i, e))
     };
-    let required = |i: usize| -> rusqlite::Result<&'r str> {
-        text(i)?.ok_or(rusqlite::Error::InvalidColumnType(
-            i,
-            String::new(),
-            Type::Null,
-        ))
+    let required = |i: usize| -> crate::db::Result<&'r str> {
+        text(i)?.ok_or_else(|| crate::db::Error::conversion(i, "a required text is NULL"))
     };
     Ok(FieldsRef {
         name: required(first)?,
@@ -112,7 +111,7 @@ fn sql_values<'f>(fields: &'f FieldsRef<'_>) -> [&'f dyn ToSql; 14] {
     ]
 }
 
-fn from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Location> {
+fn from_row(row: &crate::db::Row<'_>) -> crate::db::Result<Location> {
     Ok(Location {
         client_code: row.get(0)?,
         fields: fields_ref_at(row, 1)?.into(),
@@ -123,7 +122,7 @@ fn from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Location> {
     })
 }
 
-pub fn get(conn: &Connection, catalog: Catalog, code: &str) -> rusqlite::Result<Option<Location>> {
+pub fn get(conn: &Conn, catalog: Catalog, code: &str) -> crate::db::Result<Option<Location>> {
     conn.prepare_cached(&SELECT_ONE)?
         .query_row(params![catalog.key(), code], from_row)
         .optional()
@@ -132,11 +131,11 @@ pub fn get(conn: &Connection, catalog: Catalog, code: &str) -> rusqlite::Result<
 /// A record row of `table`: `locations`, or the change log's copy of a
 /// deleted row (see `changes::capture`).
 pub fn get_from(
-    conn: &Connection,
+    conn: &Conn,
     table: &str,
     catalog: &str,
     code: &str,
-) -> rusqlite::Result<Option<Location>> {
+) -> crate::db::Result<Option<Location>> {
     conn.prepare_cached(&format!(
         "SELECT {} FROM {table} WHERE catalog = ?1 AND client_code = ?2",
         *COLUMNS
@@ -156,20 +155,20 @@ pub enum Upserted {
 /// Creates or replaces a record. A replacement equal to what is stored changes
 /// nothing, so `dateModified` does not move.
 pub fn upsert(
-    conn: &Connection,
+    conn: &Conn,
     catalog: Catalog,
     code: &str,
     fields: &LocationFields,
     username: &str,
     now: i64,
-) -> rusqlite::Result<Upserted> {
+) -> crate::db::Result<Upserted> {
     let new = FieldsRef::from(fields);
     // Compared while the row is current; the statement is done before the UPDATE.
     let changed = {
         let mut statement = conn.prepare_cached(&SELECT_WRITE_FIELDS)?;
         let mut rows = statement.query(params![catalog.key(), code])?;
         match rows.next()? {
-            Some(row) => Some(fields_ref_at(row, 0)?.differences(&new)),
+            Some(row) => Some(fields_ref_at(&row, 0)?.differences(&new)),
             None => None,
         }
     };
@@ -187,13 +186,13 @@ pub fn upsert(
 }
 
 fn insert(
-    conn: &Connection,
+    conn: &Conn,
     catalog: Catalog,
     code: &str,
     fields: &LocationFields,
     username: &str,
     now: i64,
-) -> rusqlite::Result<()> {
+) -> crate::db::Result<()> {
     conn.prepare_cached(
         "INSERT INTO locations (catalog, client_code, name, name_folded, country_code, \
          geo_region_code, latitude_deg, latitude_min, latitude_sec, latitude_ns, longitude_deg, \
@@ -230,14 +229,14 @@ fn insert(
 /// a restriction) dirties two or three pages instead of five or six, and the
 /// WAL, the fsync behind every commit, carries that much less.
 fn update_changed(
-    conn: &Connection,
+    conn: &Conn,
     catalog: Catalog,
     code: &str,
     changed: u16,
     new: &FieldsRef<'_>,
     username: &str,
     now: i64,
-) -> rusqlite::Result<()> {
+) -> crate::db::Result<()> {
     let key = catalog.key();
     let folded = crate::validate::fold(new.name);
     // In the order of `update_sql`'s placeholders: the key, each changed
@@ -300,12 +299,12 @@ fn update_sql(changed: u16) -> Rc<str> {
 /// DELETE: an active record becomes inactive; an inactive one is removed.
 /// Returns the resulting status (`INACTIVE` or `DELETED`), or `None` if unknown.
 pub fn delete_or_deactivate(
-    conn: &Connection,
+    conn: &Conn,
     catalog: Catalog,
     code: &str,
     username: &str,
     now: i64,
-) -> rusqlite::Result<Option<&'static str>> {
+) -> crate::db::Result<Option<&'static str>> {
     let status: Option<String> = conn
         .prepare_cached(
             "SELECT status_code FROM locations WHERE catalog = ?1 AND client_code = ?2",
@@ -333,7 +332,7 @@ pub fn delete_or_deactivate(
 /// The number of all matches, and one page of them, ordered by client code,
 /// rendered as a JSON array into `out` straight from the result rows.
 pub fn search(
-    conn: &Connection,
+    conn: &Conn,
     catalog: Catalog,
     query: &SearchQuery,
     out: &mut Vec<u8>,
@@ -387,14 +386,14 @@ pub fn search(
             out.push(b',');
         }
         first = false;
-        let required = |i: usize| -> rusqlite::Result<&str> {
+        let required = |i: usize| -> crate::db::Result<&str> {
             row.get_ref(i)?
                 .as_str()
-                .map_err(|e| rusqlite::Error::FromSqlConversionFailure(i, Type::Text, Box::new(e)))
+                .map_err(|e| crate::db::Error::conversion(i, e))
         };
         let record = LocationRef {
             client_code: required(0)?,
-            fields: fields_ref_at(row, 1)?,
+            fields: fields_ref_at(&row, 1)?,
             date_created: clock::format_ms_into(row.get(15)?, &mut created),
             creator: required(16)?,
             date_modified: clock::format_ms_into(row.get(17)?, &mut modified),

@@ -1,7 +1,7 @@
 //! SQL for the organization registry.
 
-use rusqlite::types::Value as SqlValue;
-use rusqlite::{Connection, OptionalExtension, params};
+use crate::db::Value as SqlValue;
+use crate::db::{Conn, OptionalExtension, params};
 
 use super::Organization;
 use crate::error::{ApiError, ApiResult};
@@ -9,7 +9,7 @@ use crate::listing::{ListQuery, Page, fetch_page};
 
 const COLUMNS: &str = "id, name, audience, category, created_at, updated_at";
 
-fn from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Organization> {
+fn from_row(row: &crate::db::Row<'_>) -> crate::db::Result<Organization> {
     Ok(Organization {
         id: row.get(0)?,
         name: row.get(1)?,
@@ -20,7 +20,7 @@ fn from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Organization> {
     })
 }
 
-pub fn get(conn: &Connection, id: &str) -> rusqlite::Result<Option<Organization>> {
+pub fn get(conn: &Conn, id: &str) -> crate::db::Result<Option<Organization>> {
     conn.prepare_cached(&format!(
         "SELECT {COLUMNS} FROM organizations WHERE id = ?1"
     ))?
@@ -30,17 +30,13 @@ pub fn get(conn: &Connection, id: &str) -> rusqlite::Result<Option<Organization>
 
 /// An organization row of `table`: `organizations`, or the change log's copy
 /// of a deleted row (see `changes::capture`).
-pub fn get_from(
-    conn: &Connection,
-    table: &str,
-    id: &str,
-) -> rusqlite::Result<Option<Organization>> {
+pub fn get_from(conn: &Conn, table: &str, id: &str) -> crate::db::Result<Option<Organization>> {
     conn.prepare_cached(&format!("SELECT {COLUMNS} FROM {table} WHERE id = ?1"))?
         .query_row([id], from_row)
         .optional()
 }
 
-fn check_name_free(conn: &Connection, name: &str, except_id: &str) -> ApiResult<()> {
+fn check_name_free(conn: &Conn, name: &str, except_id: &str) -> ApiResult<()> {
     let taken: Option<String> = conn
         .prepare_cached("SELECT id FROM organizations WHERE name_folded = ?1 AND id <> ?2")?
         .query_row(params![crate::validate::fold(name), except_id], |row| {
@@ -58,7 +54,7 @@ fn check_name_free(conn: &Connection, name: &str, except_id: &str) -> ApiResult<
     }
 }
 
-pub fn insert(conn: &Connection, org: &Organization) -> ApiResult<()> {
+pub fn insert(conn: &Conn, org: &Organization) -> ApiResult<()> {
     check_name_free(conn, &org.name, &org.id)?;
     conn.prepare_cached(
         "INSERT INTO organizations (id, name, name_folded, audience, category, created_at, updated_at) \
@@ -76,7 +72,7 @@ pub fn insert(conn: &Connection, org: &Organization) -> ApiResult<()> {
     Ok(())
 }
 
-pub fn update(conn: &Connection, org: &Organization) -> ApiResult<()> {
+pub fn update(conn: &Conn, org: &Organization) -> ApiResult<()> {
     check_name_free(conn, &org.name, &org.id)?;
     conn.prepare_cached(
         "UPDATE organizations SET name = ?2, name_folded = ?3, category = ?4, updated_at = ?5 WHERE id = ?1",
@@ -94,7 +90,7 @@ pub fn update(conn: &Connection, org: &Organization) -> ApiResult<()> {
 /// Removes an organization that no workspace holds as a party and no job
 /// names; 409 otherwise. An invitation it has not accepted does not hold it:
 /// such a workspace lets go of it (`workspaces::store::release_invited`).
-pub fn delete(conn: &Connection, id: &str) -> ApiResult<()> {
+pub fn delete(conn: &Conn, id: &str) -> ApiResult<()> {
     let in_use = crate::workspaces::store::count_holding(conn, id)?;
     if in_use > 0 {
         return Err(ApiError::conflict(
@@ -129,10 +125,10 @@ pub struct OrganizationFilter {
 }
 
 pub fn list(
-    conn: &Connection,
+    conn: &Conn,
     filter: &OrganizationFilter,
     query: &ListQuery,
-) -> rusqlite::Result<Page<Organization>> {
+) -> crate::db::Result<Page<Organization>> {
     let mut condition = String::from("1 = 1");
     let mut params: Vec<SqlValue> = Vec::new();
     if let Some(name) = &filter.name {

@@ -24,8 +24,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::db::Conn;
 use bytes::Bytes;
-use rusqlite::Connection;
 use tokio::sync::Notify;
 use tokio::task::JoinSet;
 use tokio::time::Instant;
@@ -167,7 +167,7 @@ struct Plan {
 
 /// An admin's webhook reads as an admin while the account that made it is
 /// still an admin of the webhook's tenant.
-fn owner_is_admin(conn: &Connection, hook: &Webhook) -> rusqlite::Result<bool> {
+fn owner_is_admin(conn: &Conn, hook: &Webhook) -> crate::db::Result<bool> {
     Ok(accounts::find(conn, &hook.created_by)?
         .is_some_and(|a| a.is_admin && a.tenant == hook.tenant))
 }

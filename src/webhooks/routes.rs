@@ -1,7 +1,7 @@
 //! Handlers of `/v2/webhooks`: a tenant's webhooks, their secrets and their
 //! delivery log. Another tenant's webhook answers 404, as if it were not there.
 
-use rusqlite::Connection;
+use crate::db::Conn;
 
 use super::store;
 use super::{
@@ -105,7 +105,7 @@ pub fn routes() -> Vec<Endpoint> {
 }
 
 /// The webhook of the path, if the caller's tenant owns it.
-fn owned(conn: &Connection, user: &Principal, id: &str) -> ApiResult<Webhook> {
+fn owned(conn: &Conn, user: &Principal, id: &str) -> ApiResult<Webhook> {
     store::get_owned(conn, &user.tenant, id)?.ok_or_else(|| not_found(id))
 }
 
@@ -120,7 +120,7 @@ async fn check_url(ctx: &Ctx, url: &str, prefix: &str) -> ApiResult<()> {
 
 /// A workspace named in a body must be one the caller may see (400 naming
 /// the field otherwise, as for the parties of a workspace).
-fn check_workspace(conn: &Connection, user: &Principal, id: &str, prefix: &str) -> ApiResult<()> {
+fn check_workspace(conn: &Conn, user: &Principal, id: &str, prefix: &str) -> ApiResult<()> {
     if crate::workspaces::scope::visible(conn, user, id)? {
         Ok(())
     } else {

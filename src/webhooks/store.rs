@@ -1,7 +1,7 @@
 //! SQL for webhooks and their delivery log.
 
-use rusqlite::types::Value as SqlValue;
-use rusqlite::{Connection, OptionalExtension, params};
+use crate::db::Value as SqlValue;
+use crate::db::{Conn, OptionalExtension, params};
 
 use super::{Delivery, Webhook, outcome};
 use crate::listing::{ListQuery, Page, fetch_page};
@@ -13,11 +13,10 @@ const COLUMNS: &str = "id, tenant, created_by, url, event_types, workspace_id, d
     active, disabled_reason, secret, previous_secret, previous_until, cursor, failures, \
     failing_since, next_attempt_at, created_at, updated_at";
 
-fn from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Webhook> {
+fn from_row(row: &crate::db::Row<'_>) -> crate::db::Result<Webhook> {
     let types: String = row.get(4)?;
-    let event_types = serde_json::from_str(&types).map_err(|e| {
-        rusqlite::Error::FromSqlConversionFailure(4, rusqlite::types::Type::Text, Box::new(e))
-    })?;
+    let event_types =
+        serde_json::from_str(&types).map_err(|e| crate::db::Error::conversion(4, e))?;
     Ok(Webhook {
         id: row.get(0)?,
         tenant: row.get(1)?,
@@ -42,14 +41,14 @@ fn from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Webhook> {
 }
 
 /// The webhook `id` whatever its tenant (the worker's view).
-pub fn get(conn: &Connection, id: &str) -> rusqlite::Result<Option<Webhook>> {
+pub fn get(conn: &Conn, id: &str) -> crate::db::Result<Option<Webhook>> {
     conn.prepare_cached(&format!("SELECT {COLUMNS} FROM webhooks WHERE id = ?1"))?
         .query_row([id], from_row)
         .optional()
 }
 
 /// The webhook `id` if `tenant` owns it, with its newest attempt.
-pub fn get_owned(conn: &Connection, tenant: &str, id: &str) -> rusqlite::Result<Option<Webhook>> {
+pub fn get_owned(conn: &Conn, tenant: &str, id: &str) -> crate::db::Result<Option<Webhook>> {
     let Some(mut hook) = get(conn, id)?.filter(|h| h.tenant == tenant) else {
         return Ok(None);
     };
@@ -57,7 +56,7 @@ pub fn get_owned(conn: &Connection, tenant: &str, id: &str) -> rusqlite::Result<
     Ok(Some(hook))
 }
 
-fn last_delivery(conn: &Connection, webhook_id: &str) -> rusqlite::Result<Option<Delivery>> {
+fn last_delivery(conn: &Conn, webhook_id: &str) -> crate::db::Result<Option<Delivery>> {
     conn.prepare_cached(&format!(
         "SELECT {DELIVERY_COLUMNS} FROM webhook_deliveries \
          WHERE webhook_id = ?1 AND outcome <> 'queued' \
@@ -67,7 +66,7 @@ fn last_delivery(conn: &Connection, webhook_id: &str) -> rusqlite::Result<Option
     .optional()
 }
 
-pub fn insert(conn: &Connection, hook: &Webhook) -> rusqlite::Result<()> {
+pub fn insert(conn: &Conn, hook: &Webhook) -> crate::db::Result<()> {
     conn.prepare_cached(&format!(
         "INSERT INTO webhooks ({COLUMNS}) VALUES \
          (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)"
@@ -99,7 +98,7 @@ pub fn insert(conn: &Connection, hook: &Webhook) -> rusqlite::Result<()> {
 /// re-enabled or re-targeted webhook starts a fresh window). The cursor moves
 /// only with a delivery ([`delivered`]). Runs in the writer, so nothing the
 /// worker logs can fall between the read of `hook` and this.
-pub fn update(conn: &Connection, hook: &Webhook) -> rusqlite::Result<()> {
+pub fn update(conn: &Conn, hook: &Webhook) -> crate::db::Result<()> {
     conn.prepare_cached(
         "UPDATE webhooks SET url = ?2, event_types = ?3, workspace_id = ?4, description = ?5, \
          active = ?6, disabled_reason = ?7, secret = ?8, previous_secret = ?9, \
@@ -125,14 +124,14 @@ pub fn update(conn: &Connection, hook: &Webhook) -> rusqlite::Result<()> {
     Ok(())
 }
 
-pub fn delete(conn: &Connection, id: &str) -> rusqlite::Result<()> {
+pub fn delete(conn: &Conn, id: &str) -> crate::db::Result<()> {
     conn.prepare_cached("DELETE FROM webhooks WHERE id = ?1")?
         .execute([id])?;
     Ok(())
 }
 
 /// A tenant's webhooks, filtered and paged.
-pub fn list(conn: &Connection, tenant: &str, query: &ListQuery) -> rusqlite::Result<Page<Webhook>> {
+pub fn list(conn: &Conn, tenant: &str, query: &ListQuery) -> crate::db::Result<Page<Webhook>> {
     let mut page = fetch_page(
         conn,
         COLUMNS,
@@ -158,7 +157,7 @@ pub struct Due {
 }
 
 /// Every webhook that is active or has a redelivery queued.
-pub fn candidates(conn: &Connection) -> rusqlite::Result<Vec<Due>> {
+pub fn candidates(conn: &Conn) -> crate::db::Result<Vec<Due>> {
     conn.prepare_cached(
         "SELECT id, active, cursor, next_attempt_at, \
          EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.webhook_id = w.id AND d.outcome = 'queued') \
@@ -180,7 +179,7 @@ pub fn candidates(conn: &Connection) -> rusqlite::Result<Vec<Due>> {
 const DELIVERY_COLUMNS: &str = "id, webhook_id, seq, event_id, event_type, attempt, \
     redelivery_of, outcome, status, duration_ms, error, created_at, updated_at";
 
-fn delivery_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Delivery> {
+fn delivery_from_row(row: &crate::db::Row<'_>) -> crate::db::Result<Delivery> {
     Ok(Delivery {
         id: row.get(0)?,
         webhook_id: row.get(1)?,
@@ -199,10 +198,10 @@ fn delivery_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Delivery> {
 }
 
 pub fn get_delivery(
-    conn: &Connection,
+    conn: &Conn,
     webhook_id: &str,
     id: &str,
-) -> rusqlite::Result<Option<Delivery>> {
+) -> crate::db::Result<Option<Delivery>> {
     conn.prepare_cached(&format!(
         "SELECT {DELIVERY_COLUMNS} FROM webhook_deliveries WHERE id = ?1 AND webhook_id = ?2"
     ))?
@@ -212,10 +211,10 @@ pub fn get_delivery(
 
 /// A webhook's attempts, filtered and paged (newest first unless sorted).
 pub fn deliveries(
-    conn: &Connection,
+    conn: &Conn,
     webhook_id: &str,
     query: &ListQuery,
-) -> rusqlite::Result<Page<Delivery>> {
+) -> crate::db::Result<Page<Delivery>> {
     fetch_page(
         conn,
         DELIVERY_COLUMNS,
@@ -228,11 +227,7 @@ pub fn deliveries(
 }
 
 /// Redeliveries waiting for their turn, oldest first.
-pub fn queued(
-    conn: &Connection,
-    webhook_id: &str,
-    limit: usize,
-) -> rusqlite::Result<Vec<Delivery>> {
+pub fn queued(conn: &Conn, webhook_id: &str, limit: usize) -> crate::db::Result<Vec<Delivery>> {
     conn.prepare_cached(&format!(
         "SELECT {DELIVERY_COLUMNS} FROM webhook_deliveries \
          WHERE webhook_id = ?1 AND outcome = 'queued' ORDER BY created_at, id LIMIT ?2"
@@ -242,7 +237,7 @@ pub fn queued(
 }
 
 /// The next attempt number for change `seq` on a webhook.
-pub fn next_attempt(conn: &Connection, webhook_id: &str, seq: u64) -> rusqlite::Result<i64> {
+pub fn next_attempt(conn: &Conn, webhook_id: &str, seq: u64) -> crate::db::Result<i64> {
     conn.prepare_cached(
         "SELECT coalesce(max(attempt), 0) + 1 FROM webhook_deliveries \
          WHERE webhook_id = ?1 AND seq = ?2",
@@ -252,7 +247,7 @@ pub fn next_attempt(conn: &Connection, webhook_id: &str, seq: u64) -> rusqlite::
 
 /// Logs an attempt (or queues a redelivery, or settles a queued one when its
 /// id is already there), and keeps the newest [`DELIVERIES_KEPT`] per webhook.
-pub fn save_delivery(conn: &Connection, d: &Delivery) -> rusqlite::Result<()> {
+pub fn save_delivery(conn: &Conn, d: &Delivery) -> crate::db::Result<()> {
     conn.prepare_cached(&format!(
         "INSERT INTO webhook_deliveries ({DELIVERY_COLUMNS}) \
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13) \
@@ -289,7 +284,7 @@ pub fn save_delivery(conn: &Connection, d: &Delivery) -> rusqlite::Result<()> {
 /// After a successful delivery of `seq`: the cursor moves there (never back)
 /// and the retry state is cleared; in the same write as the attempt's log.
 /// Answers whether the webhook is still active (`None`: it was deleted).
-pub fn delivered(conn: &Connection, webhook_id: &str, seq: u64) -> rusqlite::Result<Option<bool>> {
+pub fn delivered(conn: &Conn, webhook_id: &str, seq: u64) -> crate::db::Result<Option<bool>> {
     conn.prepare_cached(
         "UPDATE webhooks SET cursor = max(cursor, ?2), failures = 0, failing_since = NULL, \
          next_attempt_at = NULL WHERE id = ?1 RETURNING active",
@@ -300,7 +295,7 @@ pub fn delivered(conn: &Connection, webhook_id: &str, seq: u64) -> rusqlite::Res
 
 /// Moves the cursor of a webhook past changes none of which is for it,
 /// unless a delivery moved it meanwhile.
-pub fn skipped(conn: &Connection, webhook_id: &str, from: u64, to: u64) -> rusqlite::Result<()> {
+pub fn skipped(conn: &Conn, webhook_id: &str, from: u64, to: u64) -> crate::db::Result<()> {
     conn.prepare_cached("UPDATE webhooks SET cursor = ?3 WHERE id = ?1 AND cursor = ?2")?
         .execute(params![webhook_id, from as i64, to as i64])?;
     Ok(())
@@ -308,14 +303,14 @@ pub fn skipped(conn: &Connection, webhook_id: &str, from: u64, to: u64) -> rusql
 
 /// After a failed delivery: the retry state, or the webhook disabled with a reason.
 pub fn failed(
-    conn: &Connection,
+    conn: &Conn,
     webhook_id: &str,
     failures: i64,
     failing_since: i64,
     next_attempt_at: Option<i64>,
     disabled_reason: Option<&str>,
     now: i64,
-) -> rusqlite::Result<()> {
+) -> crate::db::Result<()> {
     conn.prepare_cached(
         "UPDATE webhooks SET failures = ?2, failing_since = ?3, next_attempt_at = ?4, \
          active = CASE WHEN ?5 IS NULL THEN active ELSE 0 END, \
@@ -336,12 +331,7 @@ pub fn failed(
 
 /// Disables a webhook the worker cannot serve (its workspace is gone, its
 /// cursor fell out of the change log), with the reason.
-pub fn disable(
-    conn: &Connection,
-    webhook_id: &str,
-    reason: &str,
-    now: i64,
-) -> rusqlite::Result<()> {
+pub fn disable(conn: &Conn, webhook_id: &str, reason: &str, now: i64) -> crate::db::Result<()> {
     conn.prepare_cached(
         "UPDATE webhooks SET active = 0, disabled_reason = ?2, next_attempt_at = NULL, \
          updated_at = ?3 WHERE id = ?1",

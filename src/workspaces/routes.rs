@@ -1,7 +1,7 @@
 //! Handlers of `/workspaces` and `/v2/workspaces`: one implementation, two
 //! envelope shapes.
 
-use rusqlite::Connection;
+use crate::db::Conn;
 
 use super::{ENTITY_TYPE, Party, Role, State, Workspace, WorkspaceInput, store};
 use crate::app::{Ctx, Endpoint, handler, resource, session};
@@ -157,7 +157,7 @@ async fn read_input(
 }
 
 /// One page of workspaces, as `fetch` finds them for the caller.
-type Fetch = fn(&Connection, &Principal, &ListQuery) -> rusqlite::Result<Page<Workspace>>;
+type Fetch = fn(&Conn, &Principal, &ListQuery) -> crate::db::Result<Page<Workspace>>;
 
 /// A list of workspaces in the generation's envelopes, with `X-Total-Count`.
 async fn listed(ctx: Ctx, generation: Generation, fetch: Fetch) -> ApiResult<Response> {
@@ -199,7 +199,7 @@ fn invited_party(user: &Principal, audiences: &(Option<String>, Option<String>))
 /// Checks the parties of a new workspace: each given id names an existing
 /// organization, and the caller's tenant owns at least one of them.
 fn check_parties(
-    conn: &Connection,
+    conn: &Conn,
     user: &Principal,
     input: &WorkspaceInput,
 ) -> ApiResult<(Option<String>, Option<String>)> {

@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use rusqlite::Connection;
+use crate::db::Conn;
 
 use super::{State, Workspace, not_found, store};
 use crate::auth::principal::Principal;
@@ -32,7 +32,7 @@ impl Scope {
 
 /// The workspace `id` if it exists and `user` may see it; 404 otherwise, so a
 /// foreign tenant cannot tell the two apart.
-pub fn load(conn: &Connection, user: Arc<Principal>, id: &str) -> ApiResult<Scope> {
+pub fn load(conn: &Conn, user: Arc<Principal>, id: &str) -> ApiResult<Scope> {
     match store::get(conn, id)? {
         Some(workspace) if workspace.visible_to(&user) => Ok(Scope { user, workspace }),
         _ => Err(not_found(id)),
@@ -42,7 +42,7 @@ pub fn load(conn: &Connection, user: Arc<Principal>, id: &str) -> ApiResult<Scop
 /// The workspace `id` as `user` may answer its invitation: one it may see, or
 /// a pending one its tenant is invited to (which it may not see yet); 404
 /// otherwise. Whether `user` is the one to answer is the handler's to say.
-pub fn load_invitation(conn: &Connection, user: Arc<Principal>, id: &str) -> ApiResult<Scope> {
+pub fn load_invitation(conn: &Conn, user: Arc<Principal>, id: &str) -> ApiResult<Scope> {
     match store::get(conn, id)? {
         Some(workspace)
             if workspace.visible_to(&user)
@@ -57,6 +57,6 @@ pub fn load_invitation(conn: &Connection, user: Arc<Principal>, id: &str) -> Api
 /// Whether `user` may see the workspace `id`: for a record elsewhere that
 /// names a workspace in its body (a webhook's), which answers 400 naming the
 /// field, not 404.
-pub fn visible(conn: &Connection, user: &Principal, id: &str) -> rusqlite::Result<bool> {
+pub fn visible(conn: &Conn, user: &Principal, id: &str) -> crate::db::Result<bool> {
     Ok(store::get(conn, id)?.is_some_and(|w| w.visible_to(user)))
 }

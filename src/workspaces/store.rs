@@ -1,7 +1,7 @@
 //! SQL for workspaces.
 
-use rusqlite::types::Value as SqlValue;
-use rusqlite::{Connection, OptionalExtension, params};
+use crate::db::Value as SqlValue;
+use crate::db::{Conn, OptionalExtension, params};
 
 use super::{Party, Role, State, Workspace};
 use crate::auth::principal::Principal;
@@ -26,15 +26,11 @@ const INVITED_PENDING: &str = "CASE WHEN w.state <> 'pending' THEN NULL \
     WHEN w.invited = 'client' THEN w.client_id WHEN w.invited = 'vendor' THEN w.vendor_id END";
 
 /// A stored name that is not one of `keys`: a row this build cannot read.
-fn unknown(column: usize, what: &str, value: &str) -> rusqlite::Error {
-    rusqlite::Error::FromSqlConversionFailure(
-        column,
-        rusqlite::types::Type::Text,
-        format!("unknown workspace {what} \"{value}\"").into(),
-    )
+fn unknown(column: usize, what: &str, value: &str) -> crate::db::Error {
+    crate::db::Error::conversion(column, format!("unknown workspace {what} \"{value}\""))
 }
 
-fn from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Workspace> {
+fn from_row(row: &crate::db::Row<'_>) -> crate::db::Result<Workspace> {
     let state: String = row.get(10)?;
     let invited: Option<String> = row.get(11)?;
     Ok(Workspace {
@@ -60,7 +56,7 @@ fn from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Workspace> {
     })
 }
 
-pub fn get(conn: &Connection, id: &str) -> rusqlite::Result<Option<Workspace>> {
+pub fn get(conn: &Conn, id: &str) -> crate::db::Result<Option<Workspace>> {
     conn.prepare_cached(&format!(
         "SELECT {COLUMNS} FROM workspaces w WHERE w.id = ?1"
     ))?
@@ -70,13 +66,13 @@ pub fn get(conn: &Connection, id: &str) -> rusqlite::Result<Option<Workspace>> {
 
 /// A workspace row of `table`: `workspaces`, or the change log's copy of a
 /// deleted row (see `changes::capture`).
-pub fn get_from(conn: &Connection, table: &str, id: &str) -> rusqlite::Result<Option<Workspace>> {
+pub fn get_from(conn: &Conn, table: &str, id: &str) -> crate::db::Result<Option<Workspace>> {
     conn.prepare_cached(&format!("SELECT {COLUMNS} FROM {table} w WHERE w.id = ?1"))?
         .query_row([id], from_row)
         .optional()
 }
 
-pub fn insert(conn: &Connection, ws: &Workspace) -> rusqlite::Result<()> {
+pub fn insert(conn: &Conn, ws: &Workspace) -> crate::db::Result<()> {
     conn.prepare_cached(
         "INSERT INTO workspaces (id, description, client_id, client_xref, vendor_id, vendor_xref, \
          created_at, updated_at, state, invited) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
@@ -102,7 +98,7 @@ pub fn insert(conn: &Connection, ws: &Workspace) -> rusqlite::Result<()> {
 /// Called by every write that can change who counts: a new workspace and an
 /// answered invitation (`release_invited` only clears parties that did not
 /// count); a deleted workspace takes its rows with it.
-fn refresh_members(conn: &Connection, id: &str) -> rusqlite::Result<()> {
+fn refresh_members(conn: &Conn, id: &str) -> crate::db::Result<()> {
     conn.prepare_cached("DELETE FROM workspace_members WHERE workspace_id = ?1")?
         .execute([id])?;
     conn.prepare_cached(&format!(
@@ -115,7 +111,7 @@ fn refresh_members(conn: &Connection, id: &str) -> rusqlite::Result<()> {
 }
 
 /// Records the answer to a workspace's invitation.
-pub fn update_state(conn: &Connection, ws: &Workspace) -> rusqlite::Result<()> {
+pub fn update_state(conn: &Conn, ws: &Workspace) -> crate::db::Result<()> {
     conn.prepare_cached("UPDATE workspaces SET state = ?2, updated_at = ?3 WHERE id = ?1")?
         .execute(params![ws.id, ws.state.key(), ws.updated_at])?;
     refresh_members(conn, &ws.id)
@@ -123,7 +119,7 @@ pub fn update_state(conn: &Connection, ws: &Workspace) -> rusqlite::Result<()> {
 
 /// How many workspaces hold the organization `org` as a party that counts
 /// (an invited one that has not accepted does not).
-pub fn count_holding(conn: &Connection, org: &str) -> rusqlite::Result<i64> {
+pub fn count_holding(conn: &Conn, org: &str) -> crate::db::Result<i64> {
     conn.prepare_cached(&format!(
         "SELECT count(*) FROM workspaces w WHERE ?1 IN ({MEMBER_CLIENT}, {MEMBER_VENDOR})"
     ))?
@@ -133,7 +129,7 @@ pub fn count_holding(conn: &Connection, org: &str) -> rusqlite::Result<i64> {
 /// Lets go of the organization `org` where it was invited and has not
 /// accepted, before it is deleted: the party is cleared, and a pending
 /// invitation ends as declined (nobody is left to answer it).
-pub fn release_invited(conn: &Connection, org: &str, now: i64) -> rusqlite::Result<()> {
+pub fn release_invited(conn: &Conn, org: &str, now: i64) -> crate::db::Result<()> {
     for role in [Role::Client, Role::Vendor] {
         let column = format!("{}_id", role.key());
         conn.prepare_cached(&format!(
@@ -145,7 +141,7 @@ pub fn release_invited(conn: &Connection, org: &str, now: i64) -> rusqlite::Resu
     Ok(())
 }
 
-pub fn update_description(conn: &Connection, ws: &Workspace) -> rusqlite::Result<()> {
+pub fn update_description(conn: &Conn, ws: &Workspace) -> crate::db::Result<()> {
     conn.prepare_cached("UPDATE workspaces SET description = ?2, updated_at = ?3 WHERE id = ?1")?
         .execute(params![ws.id, ws.description, ws.updated_at])?;
     Ok(())
@@ -153,7 +149,7 @@ pub fn update_description(conn: &Connection, ws: &Workspace) -> rusqlite::Result
 
 /// Removes an empty workspace with its catalogs and synonyms; 409 when it
 /// still holds documents.
-pub fn delete(conn: &Connection, id: &str) -> ApiResult<()> {
+pub fn delete(conn: &Conn, id: &str) -> ApiResult<()> {
     let documents: i64 = conn
         // Every document is a job or belongs to one of the workspace's jobs.
         .prepare_cached("SELECT count(*) FROM documents WHERE workspace_id = ?1 AND kind = 'job'")?
@@ -180,10 +176,10 @@ pub fn delete(conn: &Connection, id: &str) -> ApiResult<()> {
 /// the order of its index (tenant, created_at, workspace_id), so that a page
 /// costs the same for a tenant of one workspace and of ten thousand.
 pub fn list(
-    conn: &Connection,
+    conn: &Conn,
     user: &Principal,
     query: &ListQuery,
-) -> rusqlite::Result<Page<Workspace>> {
+) -> crate::db::Result<Page<Workspace>> {
     if user.is_admin {
         // In the order of its index, whatever the statistics say (taken
         // while the table held a row, they made the planner sort them all).
@@ -228,10 +224,10 @@ pub fn list(
 /// Pending invitations the caller answers: those to its tenant's
 /// organizations (every pending one for an admin), filtered and paged.
 pub fn invitations(
-    conn: &Connection,
+    conn: &Conn,
     user: &Principal,
     query: &ListQuery,
-) -> rusqlite::Result<Page<Workspace>> {
+) -> crate::db::Result<Page<Workspace>> {
     page(
         conn,
         user,
@@ -245,12 +241,12 @@ pub fn invitations(
 /// an administrator also `of_tenant` (which takes the caller's tenant as its
 /// one parameter).
 fn page(
-    conn: &Connection,
+    conn: &Conn,
     user: &Principal,
     query: &ListQuery,
     condition: &str,
     of_tenant: &str,
-) -> rusqlite::Result<Page<Workspace>> {
+) -> crate::db::Result<Page<Workspace>> {
     let mut params: Vec<SqlValue> = Vec::new();
     let mut condition = condition.to_string();
     if !user.is_admin {

@@ -35,7 +35,7 @@ fn world() -> &'static World {
         let dir = tempfile::tempdir().unwrap();
         let data = dir.path().join("hostile.db");
         {
-            let conn = quayside::db::open_and_migrate(&data).unwrap();
+            let conn = quayside::db::Conn::open(&data).unwrap();
             let hash = quayside::auth::password::hash("hostile-password", 1000);
             quayside::auth::accounts::insert(&conn, "eve", "tenant-eve", false, &hash, 0).unwrap();
         }

@@ -1,0 +1,471 @@
+//! The seam between the service and its storage engine.
+//!
+//! Every store module, route and background task talks to the database through
+//! [`Conn`]: statements ([`Statement`]), rows ([`Row`]), parameters
+//! ([`params!`](crate::db::params)) and one error type ([`Error`]). None of them
+//! names the engine's crate; only `src/db/` does (an invariant test checks it).
+//! Today the one engine is SQLite and every call goes straight through to
+//! rusqlite (a `Conn` is a borrowed connection, nothing is copied); the enum
+//! leaves room for a second engine without a second copy of the stores.
+//!
+//! Values cross the seam as SQLite's five storage classes ([`Value`],
+//! [`ValueRef`]), converted by [`ToSql`] and [`FromSql`]: the model every
+//! engine's values map onto (integers, reals, text, blobs, NULL).
+
+use std::fmt;
+
+/// The parameters of a statement: `[a, b]`, `params![a, b]`, `()`, or
+/// [`params_from_iter`].
+pub use rusqlite::Params;
+/// What can be bound as a parameter.
+pub use rusqlite::ToSql;
+/// What a column can be read as.
+pub use rusqlite::types::FromSql;
+/// A value as stored: NULL, integer, real, text or blob.
+pub use rusqlite::types::Value;
+/// A borrowed [`Value`], as read from a row without copying.
+pub use rusqlite::types::ValueRef;
+pub use rusqlite::{params, params_from_iter};
+
+/// A connection to the store. The service borrows one (`&Conn`) for each
+/// read or write: the reader pool's, or the writer's own.
+pub enum Conn {
+    Sqlite(rusqlite::Connection),
+}
+
+impl Conn {
+    /// Opens the data file with the standard settings, creating or migrating
+    /// its schema (the CLI's commands).
+    pub fn open(path: &std::path::Path) -> std::result::Result<Conn, super::StoreError> {
+        Ok(Conn::Sqlite(super::open_and_migrate(path)?))
+    }
+
+    /// A store in memory with the current schema (tests).
+    pub fn memory() -> Result<Conn> {
+        let mut conn = rusqlite::Connection::open_in_memory()?;
+        conn.execute_batch("PRAGMA foreign_keys = ON")?;
+        super::migrate::migrate(&mut conn).map_err(|e| Error::Other(Box::new(e)))?;
+        Ok(Conn::Sqlite(conn))
+    }
+
+    /// An empty store in memory, with no schema (tests of SQL by itself).
+    pub fn empty_memory() -> Result<Conn> {
+        Ok(Conn::Sqlite(rusqlite::Connection::open_in_memory()?))
+    }
+
+    /// The SQLite connection underneath (the modules of `src/db/` that are
+    /// SQLite's own: pragmas, blobs, backup, checkpoints).
+    pub fn sqlite(&self) -> &rusqlite::Connection {
+        match self {
+            Conn::Sqlite(conn) => conn,
+        }
+    }
+
+    /// A prepared statement from the connection's cache (prepared once per
+    /// connection per SQL text): for every statement a route runs.
+    #[inline]
+    pub fn prepare_cached(&self, sql: &str) -> Result<Statement<'_>> {
+        match self {
+            Conn::Sqlite(conn) => Ok(Statement::Cached(conn.prepare_cached(sql)?)),
+        }
+    }
+
+    /// A statement prepared for one use (SQL built at run time, which would
+    /// only crowd the cache).
+    pub fn prepare(&self, sql: &str) -> Result<Statement<'_>> {
+        match self {
+            Conn::Sqlite(conn) => Ok(Statement::Once(conn.prepare(sql)?)),
+        }
+    }
+
+    /// Runs one statement (prepared for this use); answers the rows changed.
+    pub fn execute<P: Params>(&self, sql: &str, params: P) -> Result<usize> {
+        match self {
+            Conn::Sqlite(conn) => Ok(conn.execute(sql, params)?),
+        }
+    }
+
+    /// Runs statements separated by `;`, with no parameters (schema, pragmas).
+    pub fn execute_batch(&self, sql: &str) -> Result<()> {
+        match self {
+            Conn::Sqlite(conn) => Ok(conn.execute_batch(sql)?),
+        }
+    }
+
+    /// The first row of one statement (prepared for this use), mapped by `f`;
+    /// [`Error::is_no_rows`] when there is none (see [`OptionalExtension`]).
+    pub fn query_row<T, P, F>(&self, sql: &str, params: P, f: F) -> Result<T>
+    where
+        P: Params,
+        F: FnOnce(&Row<'_>) -> Result<T>,
+    {
+        self.prepare(sql)?.query_row(params, f)
+    }
+
+    /// Begins a write transaction that takes the write lock at once
+    /// (`BEGIN IMMEDIATE`: waiting on the busy timeout, never failing later
+    /// on a snapshot another process moved). Rolled back when dropped
+    /// without [`WriteTransaction::commit`]. For the CLI's writes; the
+    /// server's go through the writer.
+    pub fn begin_write(&self) -> Result<WriteTransaction<'_>> {
+        self.execute_batch("BEGIN IMMEDIATE")?;
+        Ok(WriteTransaction {
+            conn: self,
+            open: true,
+        })
+    }
+
+    /// Makes `name(a1, ..., aN)` (N = `args`, at most 8) callable from this
+    /// connection's SQL (its triggers): it runs `f` on the arguments and
+    /// answers NULL; an error of `f` fails the statement that called it.
+    pub fn create_procedure<F>(&self, name: &str, args: usize, f: F) -> Result<()>
+    where
+        F: Fn(&[ValueRef<'_>]) -> Result<()> + Send + std::panic::UnwindSafe + 'static,
+    {
+        assert!(args <= 8, "a procedure takes at most 8 arguments");
+        match self {
+            Conn::Sqlite(conn) => Ok(conn.create_scalar_function(
+                name,
+                args as i32,
+                rusqlite::functions::FunctionFlags::SQLITE_UTF8,
+                move |ctx| {
+                    let mut given = [ValueRef::Null; 8];
+                    for (i, slot) in given.iter_mut().enumerate().take(ctx.len()) {
+                        *slot = ctx.get_raw(i);
+                    }
+                    f(&given[..ctx.len()])
+                        .map_err(|err| rusqlite::Error::UserFunctionError(Box::new(err)))?;
+                    Ok(rusqlite::types::Null)
+                },
+            )?),
+        }
+    }
+
+    /// The rowid of the row the last INSERT made on this connection.
+    pub fn last_insert_rowid(&self) -> i64 {
+        match self {
+            Conn::Sqlite(conn) => conn.last_insert_rowid(),
+        }
+    }
+
+    /// Whether no transaction is open (the engine ended one by itself).
+    pub fn is_autocommit(&self) -> bool {
+        match self {
+            Conn::Sqlite(conn) => conn.is_autocommit(),
+        }
+    }
+}
+
+/// A write transaction begun by [`Conn::begin_write`].
+pub struct WriteTransaction<'c> {
+    conn: &'c Conn,
+    open: bool,
+}
+
+impl<'c> WriteTransaction<'c> {
+    /// The connection, inside the transaction.
+    pub fn conn(&self) -> &'c Conn {
+        self.conn
+    }
+
+    /// Commits it.
+    pub fn commit(mut self) -> Result<()> {
+        self.open = false;
+        self.conn.execute_batch("COMMIT")
+    }
+}
+
+impl Drop for WriteTransaction<'_> {
+    fn drop(&mut self) {
+        if self.open && !self.conn.is_autocommit() {
+            if let Err(err) = self.conn.execute_batch("ROLLBACK") {
+                log::error!("cannot roll back a write transaction: {err}");
+            }
+        }
+    }
+}
+
+/// A prepared statement.
+pub enum Statement<'c> {
+    Cached(rusqlite::CachedStatement<'c>),
+    Once(rusqlite::Statement<'c>),
+}
+
+impl<'c> Statement<'c> {
+    #[inline]
+    fn sqlite(&mut self) -> &mut rusqlite::Statement<'c> {
+        match self {
+            Statement::Cached(statement) => statement,
+            Statement::Once(statement) => statement,
+        }
+    }
+
+    /// Runs it; answers the rows changed.
+    #[inline]
+    pub fn execute<P: Params>(&mut self, params: P) -> Result<usize> {
+        Ok(self.sqlite().execute(params)?)
+    }
+
+    /// Its rows, one at a time.
+    #[inline]
+    pub fn query<P: Params>(&mut self, params: P) -> Result<Rows<'_>> {
+        Ok(Rows::Sqlite(self.sqlite().query(params)?))
+    }
+
+    /// Its rows, each mapped by `f`.
+    #[inline]
+    pub fn query_map<T, P, F>(&mut self, params: P, f: F) -> Result<MappedRows<'_, F>>
+    where
+        P: Params,
+        F: FnMut(&Row<'_>) -> Result<T>,
+    {
+        Ok(MappedRows {
+            rows: self.query(params)?,
+            map: f,
+        })
+    }
+
+    /// Its first row, mapped by `f`; [`Error::is_no_rows`] when there is none.
+    #[inline]
+    pub fn query_row<T, P, F>(&mut self, params: P, f: F) -> Result<T>
+    where
+        P: Params,
+        F: FnOnce(&Row<'_>) -> Result<T>,
+    {
+        let mut rows = self.query(params)?;
+        match rows.next()? {
+            Some(row) => f(&row),
+            None => Err(Error::NoRows),
+        }
+    }
+
+    /// How many columns its rows have.
+    pub fn column_count(&mut self) -> usize {
+        self.sqlite().column_count()
+    }
+
+    /// Whether it answers any row.
+    pub fn exists<P: Params>(&mut self, params: P) -> Result<bool> {
+        Ok(self.query(params)?.next()?.is_some())
+    }
+}
+
+/// The rows of a statement being read.
+pub enum Rows<'s> {
+    Sqlite(rusqlite::Rows<'s>),
+}
+
+impl Rows<'_> {
+    /// The next row, if any.
+    #[inline]
+    #[allow(clippy::should_implement_trait)] // a lending iterator: each row borrows the statement
+    pub fn next(&mut self) -> Result<Option<Row<'_>>> {
+        match self {
+            Rows::Sqlite(rows) => Ok(rows.next()?.map(Row::Sqlite)),
+        }
+    }
+}
+
+/// [`Rows`] mapped by a function: an iterator of results.
+pub struct MappedRows<'s, F> {
+    rows: Rows<'s>,
+    map: F,
+}
+
+impl<T, F> Iterator for MappedRows<'_, F>
+where
+    F: FnMut(&Row<'_>) -> Result<T>,
+{
+    type Item = Result<T>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Result<T>> {
+        match self.rows.next() {
+            Ok(Some(row)) => Some((self.map)(&row)),
+            Ok(None) => None,
+            Err(err) => Some(Err(err)),
+        }
+    }
+}
+
+/// One row of an answer.
+#[derive(Clone, Copy)]
+pub enum Row<'r> {
+    Sqlite(&'r rusqlite::Row<'r>),
+}
+
+/// A column, by position (from 0) or by name.
+pub trait ColumnIndex: Copy + fmt::Debug {
+    #[doc(hidden)]
+    fn sqlite_index(self, row: &rusqlite::Row<'_>) -> Result<usize>;
+}
+
+impl ColumnIndex for usize {
+    #[inline]
+    fn sqlite_index(self, _: &rusqlite::Row<'_>) -> Result<usize> {
+        Ok(self)
+    }
+}
+
+impl ColumnIndex for &str {
+    fn sqlite_index(self, row: &rusqlite::Row<'_>) -> Result<usize> {
+        Ok(row.as_ref().column_index(self)?)
+    }
+}
+
+impl<'r> Row<'r> {
+    /// The column as `T`.
+    #[inline]
+    pub fn get<I: ColumnIndex, T: FromSql>(&self, index: I) -> Result<T> {
+        match self {
+            Row::Sqlite(row) => Ok(row.get(index.sqlite_index(row)?)?),
+        }
+    }
+
+    /// The column as stored, borrowed.
+    #[inline]
+    pub fn get_ref<I: ColumnIndex>(&self, index: I) -> Result<ValueRef<'r>> {
+        match self {
+            Row::Sqlite(row) => Ok(row.get_ref(index.sqlite_index(row)?)?),
+        }
+    }
+
+    /// How many columns the row has.
+    pub fn column_count(&self) -> usize {
+        match self {
+            Row::Sqlite(row) => row.as_ref().column_count(),
+        }
+    }
+}
+
+/// Why a statement failed.
+#[derive(Debug)]
+pub enum Error {
+    /// A query that must answer a row answered none.
+    NoRows,
+    /// A column's value cannot be read as the type asked (`column`: its
+    /// position, when known).
+    Conversion {
+        column: Option<usize>,
+        source: Box<dyn std::error::Error + Send + Sync + 'static>,
+    },
+    /// SQLite's own error.
+    Sqlite(rusqlite::Error),
+    /// Anything else underneath (the schema's migration, ...).
+    Other(Box<dyn std::error::Error + Send + Sync + 'static>),
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// A column whose stored value cannot become what the row is read as.
+    pub fn conversion(
+        column: usize,
+        source: impl Into<Box<dyn std::error::Error + Send + Sync + 'static>>,
+    ) -> Error {
+        Error::Conversion {
+            column: Some(column),
+            source: source.into(),
+        }
+    }
+
+    /// Whether the query answered no row.
+    pub fn is_no_rows(&self) -> bool {
+        matches!(
+            self,
+            Error::NoRows | Error::Sqlite(rusqlite::Error::QueryReturnedNoRows)
+        )
+    }
+
+    /// Whether the store is out of space (the disk, or the file's size cap).
+    pub fn is_storage_full(&self) -> bool {
+        matches!(self, Error::Sqlite(err)
+            if err.sqlite_error_code() == Some(rusqlite::ErrorCode::DiskFull))
+    }
+}
+
+impl From<rusqlite::Error> for Error {
+    #[inline]
+    fn from(err: rusqlite::Error) -> Error {
+        match err {
+            rusqlite::Error::QueryReturnedNoRows => Error::NoRows,
+            other => Error::Sqlite(other),
+        }
+    }
+}
+
+/// A borrowed value read as the wrong type (`ValueRef::as_str`, ...).
+impl From<rusqlite::types::FromSqlError> for Error {
+    fn from(err: rusqlite::types::FromSqlError) -> Error {
+        Error::Conversion {
+            column: None,
+            source: Box::new(err),
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::NoRows => f.write_str("the query answered no row"),
+            Error::Conversion {
+                column: Some(column),
+                ..
+            } => write!(f, "column {column} cannot be read as its type"),
+            Error::Conversion { column: None, .. } => {
+                f.write_str("a column cannot be read as its type")
+            }
+            Error::Sqlite(err) => write!(f, "sqlite: {err}"),
+            Error::Other(err) => write!(f, "{err}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::NoRows => None,
+            Error::Conversion { source, .. } => Some(&**source),
+            Error::Sqlite(err) => Some(err),
+            Error::Other(err) => Some(&**err),
+        }
+    }
+}
+
+/// `.optional()`: a query's "no row" as `None`.
+pub trait OptionalExtension<T> {
+    fn optional(self) -> Result<Option<T>>;
+}
+
+impl<T> OptionalExtension<T> for Result<T> {
+    #[inline]
+    fn optional(self) -> Result<Option<T>> {
+        match self {
+            Ok(value) => Ok(Some(value)),
+            Err(err) if err.is_no_rows() => Ok(None),
+            Err(err) => Err(err),
+        }
+    }
+}
+
+/// The store's own modules (`src/db/`) use rusqlite directly; their errors
+/// reach a client as [`Error`]'s would.
+impl From<rusqlite::Error> for crate::error::ApiError {
+    fn from(err: rusqlite::Error) -> Self {
+        Error::from(err).into()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::error::ApiError;
+
+    #[test]
+    fn disk_full_maps_to_507() {
+        let err = rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_FULL),
+            None,
+        );
+        assert_eq!(ApiError::from(super::Error::from(err)).status(), 507);
+    }
+}

@@ -1,0 +1,114 @@
+//! The SQLite file's own maintenance, for the CLI: the online backup and
+//! the integrity check.
+
+use std::path::Path;
+use std::time::Duration;
+
+/// `quayside backup OUT`: SQLite's online backup API copies every page in one
+/// step, inside one read transaction, so the copy is consistent even while the
+/// server writes (WAL lets the writer go on). The copy is written beside OUT,
+/// checked, then renamed into place, so OUT is never a partial file.
+pub fn backup(data: &Path, out: &Path) -> Result<i32, String> {
+    if !data.exists() {
+        return Err(format!("{} does not exist", data.display()));
+    }
+    if out.exists() {
+        return Err(format!(
+            "{} already exists; choose a new name",
+            out.display()
+        ));
+    }
+    let partial = out.with_extension("partial");
+    let _ = std::fs::remove_file(&partial);
+    let source =
+        super::open_connection(data).map_err(|e| format!("cannot open {}: {e}", data.display()))?;
+    let mut copy = rusqlite::Connection::open(&partial)
+        .map_err(|e| format!("cannot create {}: {e}", partial.display()))?;
+    let pages = {
+        let backup =
+            rusqlite::backup::Backup::new(&source, &mut copy).map_err(|e| e.to_string())?;
+        loop {
+            match backup.step(-1).map_err(|e| e.to_string())? {
+                rusqlite::backup::StepResult::Done => break,
+                // Another connection holds a lock for a moment: try again.
+                _ => std::thread::sleep(Duration::from_millis(50)),
+            }
+        }
+        backup.progress().pagecount
+    };
+    let verdict: String = copy
+        .query_row("PRAGMA integrity_check", [], |row| row.get(0))
+        .map_err(|e| e.to_string())?;
+    drop(copy);
+    if verdict != "ok" {
+        let _ = std::fs::remove_file(&partial);
+        return Err(format!("the copy failed its integrity check: {verdict}"));
+    }
+    std::fs::rename(&partial, out).map_err(|e| format!("cannot move the copy into place: {e}"))?;
+    Ok(pages)
+}
+
+/// `quayside check`: the schema version and every problem found (integrity,
+/// foreign keys, file bytes).
+pub fn check(data: &Path) -> Result<(i64, Vec<String>), String> {
+    if !data.exists() {
+        return Err(format!("{} does not exist", data.display()));
+    }
+    let conn =
+        super::open_connection(data).map_err(|e| format!("cannot open {}: {e}", data.display()))?;
+    let sql = |e: rusqlite::Error| e.to_string();
+    let mut problems = Vec::new();
+    let version = super::migrate::schema_version(&conn).map_err(sql)?;
+    if version > super::migrate::CURRENT_VERSION {
+        problems.push(format!(
+            "schema version {version} is newer than this binary's ({})",
+            super::migrate::CURRENT_VERSION
+        ));
+    }
+    let integrity: Vec<String> = conn
+        .prepare("PRAGMA integrity_check")
+        .map_err(sql)?
+        .query_map([], |row| row.get(0))
+        .map_err(sql)?
+        .collect::<Result<_, _>>()
+        .map_err(sql)?;
+    problems.extend(
+        integrity
+            .into_iter()
+            .filter(|line| line != "ok")
+            .map(|line| format!("integrity: {line}")),
+    );
+    let foreign: Vec<String> = conn
+        .prepare("PRAGMA foreign_key_check")
+        .map_err(sql)?
+        .query_map([], |row| {
+            Ok(format!(
+                "foreign key: {} row {} refers to a missing {}",
+                row.get::<_, String>(0)?,
+                row.get::<_, Option<i64>>(1)?.unwrap_or(0),
+                row.get::<_, String>(2)?
+            ))
+        })
+        .map_err(sql)?
+        .collect::<Result<_, _>>()
+        .map_err(sql)?;
+    problems.extend(foreign);
+    if version >= 2 {
+        let short: Vec<String> = conn
+            .prepare(
+                "SELECT id FROM blobs b WHERE complete = 1 AND size <> \
+                 (SELECT coalesce(sum(length(data)), 0) FROM blob_chunks WHERE blob_id = b.id)",
+            )
+            .map_err(sql)?
+            .query_map([], |row| row.get(0))
+            .map_err(sql)?
+            .collect::<Result<_, _>>()
+            .map_err(sql)?;
+        problems.extend(
+            short
+                .into_iter()
+                .map(|id| format!("file bytes: blob {id} does not hold its recorded size")),
+        );
+    }
+    Ok((version, problems))
+}
