@@ -80,7 +80,7 @@ pub fn find(conn: &Conn, hash: &[u8]) -> crate::db::Result<Option<Found>> {
 
 pub fn touch(conn: &Conn, hash: &[u8], now: i64) -> crate::db::Result<()> {
     conn.prepare_cached(
-        "UPDATE sessions SET last_used_at = max(last_used_at, ?2) WHERE key_hash = ?1",
+        "UPDATE sessions SET last_used_at = CASE WHEN last_used_at > ?2 THEN last_used_at ELSE ?2 END WHERE key_hash = ?1",
     )?
     .execute(params![hash, now])?;
     Ok(())

@@ -39,7 +39,7 @@ pub fn trim(conn: &Conn, cutoff_ms: i64) -> crate::db::Result<usize> {
         conn.prepare_cached("DELETE FROM changes WHERE seq <= ?1")?
             .execute([last])?;
         conn.prepare_cached(
-            "UPDATE change_log SET trimmed_through = max(trimmed_through, ?1) WHERE id = 1",
+            "UPDATE change_log SET trimmed_through = CASE WHEN trimmed_through > ?1 THEN trimmed_through ELSE ?1 END WHERE id = 1",
         )?
         .execute(params![last])?;
     }

@@ -100,7 +100,7 @@ pub fn get(
 ) -> crate::db::Result<Option<Document>> {
     conn.prepare_cached(&format!(
         "SELECT {COLUMNS} FROM documents WHERE id = ?1 AND workspace_id = ?2 AND kind = ?3 \
-         AND job_id IS ?4"
+         AND job_id IS NOT DISTINCT FROM ?4"
     ))?
     .query_row(params![id, workspace, kind.key, job], from_row)
     .optional()
@@ -184,7 +184,7 @@ pub fn update(conn: &Conn, doc: &Document, refs: &[CatalogItem]) -> ApiResult<()
 
 fn add_refs(conn: &Conn, id: &str, refs: &[CatalogItem]) -> ApiResult<()> {
     let mut insert = conn.prepare_cached(
-        "INSERT OR IGNORE INTO document_refs (document_id, item_id) VALUES (?1, ?2)",
+        "INSERT INTO document_refs (document_id, item_id) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
     )?;
     for item in refs {
         insert.execute(params![id, item.id])?;

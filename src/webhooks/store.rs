@@ -273,8 +273,8 @@ pub fn save_delivery(conn: &Conn, d: &Delivery) -> crate::db::Result<()> {
     if d.outcome != outcome::QUEUED {
         conn.prepare_cached(
             "DELETE FROM webhook_deliveries WHERE webhook_id = ?1 AND outcome <> 'queued' \
-             AND id IN (SELECT id FROM webhook_deliveries WHERE webhook_id = ?1 \
-                        ORDER BY created_at DESC, id DESC LIMIT -1 OFFSET ?2)",
+             AND id NOT IN (SELECT id FROM webhook_deliveries WHERE webhook_id = ?1 \
+                            ORDER BY created_at DESC, id DESC LIMIT ?2)",
         )?
         .execute(params![d.webhook_id, DELIVERIES_KEPT])?;
     }
@@ -286,7 +286,7 @@ pub fn save_delivery(conn: &Conn, d: &Delivery) -> crate::db::Result<()> {
 /// Answers whether the webhook is still active (`None`: it was deleted).
 pub fn delivered(conn: &Conn, webhook_id: &str, seq: u64) -> crate::db::Result<Option<bool>> {
     conn.prepare_cached(
-        "UPDATE webhooks SET cursor = max(cursor, ?2), failures = 0, failing_since = NULL, \
+        "UPDATE webhooks SET cursor = CASE WHEN cursor > ?2 THEN cursor ELSE ?2 END, failures = 0, failing_since = NULL, \
          next_attempt_at = NULL WHERE id = ?1 RETURNING active",
     )?
     .query_row(params![webhook_id, seq as i64], |row| row.get(0))

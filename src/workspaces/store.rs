@@ -17,10 +17,10 @@ const COLUMNS: &str = "w.id, w.description, w.client_id, w.client_xref, w.vendor
 /// The client organization of `w` when it counts as a party (see
 /// `Workspace::members`): not while it is invited and has not accepted.
 const MEMBER_CLIENT: &str =
-    "CASE WHEN w.state = 'active' OR w.invited IS NOT 'client' THEN w.client_id END";
+    "CASE WHEN w.state = 'active' OR w.invited IS DISTINCT FROM 'client' THEN w.client_id END";
 /// The vendor's, likewise.
 const MEMBER_VENDOR: &str =
-    "CASE WHEN w.state = 'active' OR w.invited IS NOT 'vendor' THEN w.vendor_id END";
+    "CASE WHEN w.state = 'active' OR w.invited IS DISTINCT FROM 'vendor' THEN w.vendor_id END";
 /// The invited organization of a pending workspace.
 const INVITED_PENDING: &str = "CASE WHEN w.state <> 'pending' THEN NULL \
     WHEN w.invited = 'client' THEN w.client_id WHEN w.invited = 'vendor' THEN w.vendor_id END";
@@ -102,9 +102,10 @@ fn refresh_members(conn: &Conn, id: &str) -> crate::db::Result<()> {
     conn.prepare_cached("DELETE FROM workspace_members WHERE workspace_id = ?1")?
         .execute([id])?;
     conn.prepare_cached(&format!(
-        "INSERT OR IGNORE INTO workspace_members (tenant, workspace_id, created_at) \
+        "INSERT INTO workspace_members (tenant, workspace_id, created_at) \
          SELECT o.audience, w.id, w.created_at FROM workspaces w \
-         JOIN organizations o ON o.id IN ({MEMBER_CLIENT}, {MEMBER_VENDOR}) WHERE w.id = ?1"
+         JOIN organizations o ON o.id IN ({MEMBER_CLIENT}, {MEMBER_VENDOR}) WHERE w.id = ?1 \
+         ON CONFLICT DO NOTHING"
     ))?
     .execute([id])?;
     Ok(())
