@@ -339,3 +339,57 @@ pub fn disable(conn: &Conn, webhook_id: &str, reason: &str, now: i64) -> crate::
     .execute(params![webhook_id, reason, now])?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::webhooks::Delivery;
+
+    fn delivery(n: i64, outcome: &str) -> Delivery {
+        Delivery {
+            id: format!("d{n:05}"),
+            webhook_id: "h".into(),
+            seq: n as u64,
+            event_id: format!("e{n}"),
+            event_type: "job.created".into(),
+            attempt: 1,
+            redelivery_of: None,
+            outcome: outcome.into(),
+            status: Some(200),
+            duration_ms: Some(1),
+            error: None,
+            created_at: n,
+            updated_at: n,
+        }
+    }
+
+    /// The log keeps the newest `DELIVERIES_KEPT` attempts of a webhook; a
+    /// redelivery still queued is never trimmed, however old.
+    #[test]
+    fn the_delivery_log_keeps_the_newest_attempts() {
+        let conn = crate::db::Conn::memory().unwrap();
+        conn.execute(
+            "INSERT INTO webhooks (id, tenant, created_by, url, event_types, active, secret, \
+             cursor, created_at, updated_at) \
+             VALUES ('h', 't', 'u', 'http://127.0.0.1:9/', '[]', 1, 's', 0, 0, 0)",
+            [],
+        )
+        .unwrap();
+        save_delivery(&conn, &delivery(0, outcome::QUEUED)).unwrap();
+        let total = DELIVERIES_KEPT + 5;
+        for n in 1..=total {
+            save_delivery(&conn, &delivery(n, outcome::SUCCEEDED)).unwrap();
+        }
+        let kept: Vec<(String, String)> = conn
+            .prepare("SELECT id, outcome FROM webhook_deliveries ORDER BY created_at, id")
+            .unwrap()
+            .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))
+            .unwrap()
+            .collect::<crate::db::Result<_>>()
+            .unwrap();
+        assert_eq!(kept.len() as i64, DELIVERIES_KEPT + 1, "the newest and the queued one");
+        assert_eq!(kept[0], ("d00000".to_string(), outcome::QUEUED.to_string()));
+        assert_eq!(kept[1].0, format!("d{:05}", total - DELIVERIES_KEPT + 1));
+        assert_eq!(kept.last().unwrap().0, format!("d{total:05}"));
+    }
+}
