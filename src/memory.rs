@@ -8,7 +8,8 @@
 //! [`released`], and [`run`] looks every [`TRIM_EVERY`]: once releases have
 //! stopped for a whole period after some were made (the burst is over), it
 //! calls `malloc_trim(0)`, which gives every whole free page of every arena
-//! back to the kernel. Not during the burst: a trim takes the arenas' locks
+//! back to the kernel; and once more after the runtime's idle blocking threads
+//! have exited, which returns what their thread caches held. Not during the burst: a trim takes the arenas' locks
 //! while it walks them, and would hold up the requests still being served.
 //! A server under a steady load (keep-alive clients) releases nothing and is
 //! never trimmed; after a burst, one trim costs a few milliseconds on a
@@ -62,11 +63,20 @@ pub fn trim() {
     }
 }
 
-/// Trims after every burst (see the module's documentation) until `closing`
-/// turns true.
+/// After a trim, another this much later: by then the runtime's idle blocking
+/// threads (kept 10 s) have exited, and the freed memory their thread caches
+/// held back from the first trim is in the arenas.
+pub const SECOND_TRIM_AFTER: Duration = Duration::from_secs(12);
+
+/// Trims after every burst (see the module's documentation), and once more
+/// [`SECOND_TRIM_AFTER`] later if nothing was released meanwhile, until
+/// `closing` turns true.
 pub async fn run(mut closing: tokio::sync::watch::Receiver<bool>) {
+    let second_after = (SECOND_TRIM_AFTER.as_millis() / TRIM_EVERY.as_millis()) as u32;
     let mut seen = RELEASED.load(Ordering::Relaxed);
     let mut trimmed = seen;
+    // Periods left before the second trim of the last burst.
+    let mut second: Option<u32> = None;
     loop {
         if !crate::clock::pause(TRIM_EVERY, &mut closing).await {
             return;
@@ -75,11 +85,22 @@ pub async fn run(mut closing: tokio::sync::watch::Receiver<bool>) {
         if now != seen {
             // Still releasing: the burst goes on.
             seen = now;
+            second = None;
             continue;
         }
         if now != trimmed {
             trimmed = now;
+            second = Some(second_after);
             let _ = tokio::task::spawn_blocking(trim).await;
+            continue;
         }
+        second = match second {
+            Some(0) => {
+                let _ = tokio::task::spawn_blocking(trim).await;
+                None
+            }
+            Some(left) => Some(left - 1),
+            None => None,
+        };
     }
 }
