@@ -11,9 +11,11 @@ pub mod cache;
 pub mod checkpoint;
 mod error;
 pub mod migrate;
+pub mod pg;
 pub mod stamp;
 pub mod statistics;
 pub mod vacuum;
+pub mod value;
 pub mod writer;
 
 pub use error::StoreError;
