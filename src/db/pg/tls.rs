@@ -83,12 +83,14 @@ where
     type TlsConnect = RustlsConnect;
     type Error = io::Error;
 
+    /// Called for every host, a Unix socket's directory too (over which the
+    /// driver never starts TLS): a name that is not a DNS name or an address
+    /// fails the handshake, not the connection attempt.
     fn make_tls_connect(&mut self, domain: &str) -> io::Result<RustlsConnect> {
-        let name = ServerName::try_from(domain.to_owned())
-            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
         Ok(RustlsConnect {
             connector: tokio_rustls::TlsConnector::from(self.config.clone()),
-            name,
+            name: ServerName::try_from(domain.to_owned())
+                .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e)),
         })
     }
 }
@@ -96,7 +98,7 @@ where
 /// One handshake with one host.
 pub struct RustlsConnect {
     connector: tokio_rustls::TlsConnector,
-    name: ServerName<'static>,
+    name: io::Result<ServerName<'static>>,
 }
 
 impl<S> TlsConnect<S> for RustlsConnect
@@ -109,7 +111,7 @@ where
 
     fn connect(self, stream: S) -> Self::Future {
         Box::pin(async move {
-            let stream = self.connector.connect(self.name, stream).await?;
+            let stream = self.connector.connect(self.name?, stream).await?;
             Ok(RustlsStream(stream))
         })
     }
