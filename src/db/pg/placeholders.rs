@@ -314,8 +314,7 @@ mod tests {
                 "/* {} */",
                 s.replace("*/", "")
                     .replace("/*", "")
-                    .replace('*', "")
-                    .replace('/', "")
+                    .replace(['*', '/'], "")
             ))),
             noise().prop_map(|s| Piece::Verbatim(format!("$q${}$q$", s.replace('$', "")))),
         ]

@@ -20,7 +20,7 @@
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::process::{ChildStdin, Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -32,8 +32,9 @@ pub struct Cluster {
     dir: PathBuf,
     as_postgres: bool,
     next_database: AtomicU32,
-    /// The watchdog's stdin: held open until the process ends.
-    _watchdog: ChildStdin,
+    /// The watchdog, with its stdin held open until this process ends (it
+    /// outlives this process on purpose, and is never waited for).
+    _watchdog: Child,
 }
 
 static CLUSTER: OnceLock<Cluster> = OnceLock::new();
@@ -188,7 +189,7 @@ impl Cluster {
 
     /// Starts the watchdog that stops the cluster and removes its directory
     /// once this process has ended (see the module documentation).
-    fn watchdog(bin: &Path, dir: &Path, as_postgres: bool) -> ChildStdin {
+    fn watchdog(bin: &Path, dir: &Path, as_postgres: bool) -> Child {
         let runuser = if as_postgres {
             "runuser -u postgres -- "
         } else {
@@ -201,14 +202,13 @@ impl Cluster {
             pg_ctl = bin.join("pg_ctl").display(),
             dir = dir.display(),
         );
-        let mut child = Command::new("setsid")
+        Command::new("setsid")
             .args(["sh", "-c", &script])
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
-            .expect("start the cluster's watchdog (setsid sh)");
-        child.stdin.take().unwrap()
+            .expect("start the cluster's watchdog (setsid sh)")
     }
 
     /// Connection options for the maintenance database `postgres`.

@@ -130,7 +130,7 @@ fn a_deadlock_is_busy_for_the_transaction_the_server_picks() {
         let row = watcher
             .query_row(
                 "SELECT wait_event_type = 'Lock' FROM pg_stat_activity WHERE pid = ?1::integer",
-                &[pid.clone()],
+                std::slice::from_ref(&pid),
             )
             .unwrap();
         if row.is_some_and(|r| r[0] == Value::Integer(1)) {
