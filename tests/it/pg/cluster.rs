@@ -21,8 +21,8 @@
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Once, OnceLock};
 
 use quayside::db::pg::{Client, ConnectOptions};
 
@@ -39,9 +39,62 @@ pub struct Cluster {
 
 static CLUSTER: OnceLock<Cluster> = OnceLock::new();
 
+/// The stop hook is registered once, by the first cluster started.
+static STOP_AT_EXIT: Once = Once::new();
+
 /// The test binary's cluster, started on first use.
 pub fn cluster() -> &'static Cluster {
-    CLUSTER.get_or_init(Cluster::start)
+    CLUSTER.get_or_init(|| Cluster::start(|_| String::new()))
+}
+
+/// A second cluster that also listens on 127.0.0.1 with TLS on, for the TLS
+/// tests: its certificate, for `localhost` only, is signed by a CA made for
+/// this run (`ca`, a PEM file).
+pub struct TlsCluster {
+    pub cluster: Cluster,
+    pub port: u16,
+    pub ca: PathBuf,
+}
+
+static TLS_CLUSTER: OnceLock<TlsCluster> = OnceLock::new();
+
+pub fn tls_cluster() -> &'static TlsCluster {
+    TLS_CLUSTER.get_or_init(|| {
+        use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair};
+        let ca_key = KeyPair::generate().unwrap();
+        let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+        ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        ca_params
+            .distinguished_name
+            .push(DnType::CommonName, "Quayside test CA");
+        let ca_cert = ca_params.self_signed(&ca_key).unwrap();
+        let issuer = Issuer::new(ca_params, ca_key);
+        let key = KeyPair::generate().unwrap();
+        let cert = CertificateParams::new(vec!["localhost".to_string()])
+            .unwrap()
+            .signed_by(&key, &issuer)
+            .unwrap();
+        let mut port = 0;
+        let cluster = Cluster::start(|cluster| {
+            cluster.write_file("server.crt", cert.pem().as_bytes(), 0o644);
+            cluster.write_file("server.key", key.serialize_pem().as_bytes(), 0o600);
+            port = free_port();
+            format!(
+                "-c listen_addresses=127.0.0.1 -c port={port} -c ssl=on \
+                 -c ssl_cert_file={dir}/server.crt -c ssl_key_file={dir}/server.key",
+                dir = cluster.dir.display()
+            )
+        });
+        let ca = cluster.dir.join("ca.pem");
+        cluster.write_file("ca.pem", ca_cert.pem().as_bytes(), 0o644);
+        TlsCluster { cluster, port, ca }
+    })
+}
+
+/// A TCP port free on 127.0.0.1 a moment ago.
+fn free_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap().port()
 }
 
 /// Where the server binaries are, or a panic that says how to install them:
@@ -84,7 +137,10 @@ fn running_as_root() -> bool {
 }
 
 impl Cluster {
-    fn start() -> Cluster {
+    /// Makes and starts a cluster. `extra` gives more server settings (`-c
+    /// name=value …`) once the cluster exists and before it starts; it may
+    /// write files into the cluster's directory ([`Cluster::write_file`]).
+    fn start(mut extra: impl FnMut(&Cluster) -> String) -> Cluster {
         let bin = server_binaries();
         let as_postgres = running_as_root();
         let mut mktemp = Self::command_as(as_postgres, Path::new("mktemp"));
@@ -111,43 +167,57 @@ impl Cluster {
             next_database: AtomicU32::new(0),
             _watchdog: watchdog,
         };
-        cluster.run(
-            "initdb",
-            &[
-                "-D",
-                cluster.data().to_str().unwrap(),
-                "--no-locale",
-                "-E",
-                "UTF8",
-                "-A",
-                "trust",
-                "-U",
-                "postgres",
-                "--no-sync",
-            ],
-        );
-        let server_options = format!(
-            "-c listen_addresses='' -k {} -c fsync=off -c full_page_writes=off \
-             -c synchronous_commit=off -c max_connections=200",
-            cluster.dir.display()
-        );
+        cluster
+            .run(
+                "initdb",
+                &[
+                    "-D",
+                    cluster.data().to_str().unwrap(),
+                    "--no-locale",
+                    "-E",
+                    "UTF8",
+                    "-A",
+                    "trust",
+                    "-U",
+                    "postgres",
+                    "--no-sync",
+                ],
+            )
+            .unwrap_or_else(|failure| panic!("{failure}"));
         let log = cluster.dir.join("server.log");
-        cluster.run(
-            "pg_ctl",
-            &[
-                "start",
-                "-w",
-                "-t",
-                "120",
-                "-D",
-                cluster.data().to_str().unwrap(),
-                "-l",
-                log.to_str().unwrap(),
-                "-o",
-                &server_options,
-            ],
-        );
-        register_stop_at_exit();
+        // A setting of `extra` may be refused (a port taken meanwhile by
+        // another process): a new one is tried, three times in all.
+        let mut attempts = 0;
+        loop {
+            let server_options = format!(
+                "-c listen_addresses='' -k {} -c fsync=off -c full_page_writes=off \
+                 -c synchronous_commit=off -c max_connections=200 {}",
+                cluster.dir.display(),
+                extra(&cluster)
+            );
+            let started = cluster.run(
+                "pg_ctl",
+                &[
+                    "start",
+                    "-w",
+                    "-t",
+                    "120",
+                    "-D",
+                    cluster.data().to_str().unwrap(),
+                    "-l",
+                    log.to_str().unwrap(),
+                    "-o",
+                    &server_options,
+                ],
+            );
+            attempts += 1;
+            match started {
+                Ok(()) => break,
+                Err(failure) if attempts == 3 => panic!("{failure}"),
+                Err(_) => {}
+            }
+        }
+        STOP_AT_EXIT.call_once(register_stop_at_exit);
         cluster
     }
 
@@ -166,11 +236,22 @@ impl Cluster {
         }
     }
 
+    /// Writes a file into the cluster's directory, owned by the cluster's
+    /// user (the server reads its key only if it owns it).
+    pub fn write_file(&self, name: &str, contents: &[u8], mode: u32) {
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
+        let path = self.dir.join(name);
+        std::fs::write(&path, contents).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+        let owner = std::fs::metadata(&self.dir).unwrap();
+        std::os::unix::fs::chown(&path, Some(owner.uid()), Some(owner.gid())).unwrap();
+    }
+
     /// Runs one of the server binaries to completion, its output to a file
     /// in the cluster's directory (a pipe would be inherited by the server
-    /// that `pg_ctl start` leaves running, and never close); panics with that
-    /// output and the server's log if it fails.
-    fn run(&self, program: &str, args: &[&str]) {
+    /// that `pg_ctl start` leaves running, and never close); if it fails, an
+    /// error with that output and the server's log.
+    fn run(&self, program: &str, args: &[&str]) -> Result<(), String> {
         let out_path = self.dir.join(format!("{program}.out"));
         let out = File::create(&out_path).expect("create the command's output file");
         let status = Self::command_as(self.as_postgres, &self.bin.join(program))
@@ -183,8 +264,11 @@ impl Cluster {
         if !status.success() {
             let output = std::fs::read_to_string(&out_path).unwrap_or_default();
             let log = std::fs::read_to_string(self.dir.join("server.log")).unwrap_or_default();
-            panic!("{program} failed ({status}):\n{output}\nserver log:\n{log}");
+            return Err(format!(
+                "{program} failed ({status}):\n{output}\nserver log:\n{log}"
+            ));
         }
+        Ok(())
     }
 
     /// Starts the watchdog that stops the cluster and removes its directory
@@ -272,5 +356,8 @@ fn register_stop_at_exit() {
 extern "C" fn stop_at_exit() {
     if let Some(cluster) = CLUSTER.get() {
         cluster.stop();
+    }
+    if let Some(tls) = TLS_CLUSTER.get() {
+        tls.cluster.stop();
     }
 }

@@ -9,6 +9,7 @@ mod client;
 mod cluster;
 mod errors;
 mod schema;
+mod tls;
 mod types;
 
 use quayside::db::pg::{Client, ConnectOptions};
