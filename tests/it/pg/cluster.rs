@@ -279,10 +279,18 @@ impl Cluster {
         } else {
             ""
         };
+        // A process killed while initdb or the server's start was still under
+        // way leaves them running a moment longer: the stop and the removal
+        // are tried again until the directory is gone (a server whose data
+        // directory vanishes while it starts fails to start).
         let script = format!(
             "trap '' INT TERM HUP; read _ignored; \
-             {runuser}'{pg_ctl}' stop -m immediate -w -D '{dir}/data' >/dev/null 2>&1; \
-             rm -rf '{dir}'",
+             for attempt in 1 2 3 4 5 6 7 8 9 10; do \
+                 {runuser}'{pg_ctl}' stop -m immediate -w -D '{dir}/data' >/dev/null 2>&1; \
+                 rm -rf '{dir}' 2>/dev/null; \
+                 [ -e '{dir}' ] || break; \
+                 sleep 1; \
+             done",
             pg_ctl = bin.join("pg_ctl").display(),
             dir = dir.display(),
         );
