@@ -41,15 +41,21 @@ pub fn provider() -> Arc<rustls::crypto::CryptoProvider> {
     Arc::new(rustls::crypto::ring::default_provider())
 }
 
-/// A client configuration that trusts `roots`, with rustls' safe default
-/// protocol versions, offering `alpn`.
+/// A client configuration on the *ring* provider with rustls' safe default
+/// protocol versions, waiting for its certificate verifier.
+pub fn builder()
+-> Result<rustls::ConfigBuilder<rustls::ClientConfig, rustls::WantsVerifier>, String> {
+    rustls::ClientConfig::builder_with_provider(provider())
+        .with_safe_default_protocol_versions()
+        .map_err(|e| format!("TLS settings: {e}"))
+}
+
+/// A client configuration that trusts `roots`, offering `alpn`.
 pub fn client_config(
     roots: rustls::RootCertStore,
     alpn: &[u8],
 ) -> Result<rustls::ClientConfig, String> {
-    let mut config = rustls::ClientConfig::builder_with_provider(provider())
-        .with_safe_default_protocol_versions()
-        .map_err(|e| format!("TLS settings: {e}"))?
+    let mut config = builder()?
         .with_root_certificates(roots)
         .with_no_client_auth();
     config.alpn_protocols = vec![alpn.to_vec()];

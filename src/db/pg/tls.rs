@@ -58,12 +58,12 @@ impl MakeRustlsConnect {
                 crate::tls::client_config(roots()?, ALPN).map_err(Error::config)?
             }
             SslMode::Disable | SslMode::Prefer | SslMode::Require => {
-                let provider = crate::tls::provider();
-                let mut config = rustls::ClientConfig::builder_with_provider(provider.clone())
-                    .with_safe_default_protocol_versions()
-                    .map_err(|e| Error::config(format!("TLS settings: {e}")))?
+                let mut config = crate::tls::builder()
+                    .map_err(Error::config)?
                     .dangerous()
-                    .with_custom_certificate_verifier(Arc::new(AnyCertificate(provider)))
+                    .with_custom_certificate_verifier(Arc::new(AnyCertificate(
+                        crate::tls::provider(),
+                    )))
                     .with_no_client_auth();
                 config.alpn_protocols = vec![ALPN.to_vec()];
                 config
