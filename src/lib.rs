@@ -24,6 +24,7 @@ pub mod memory;
 pub mod openapi;
 pub mod organizations;
 pub mod routes;
+pub mod tls;
 pub mod validate;
 pub mod webhooks;
 pub mod workspaces;

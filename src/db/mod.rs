@@ -13,9 +13,11 @@ pub mod conn;
 mod error;
 pub mod maintenance;
 pub mod migrate;
+pub mod pg;
 pub mod stamp;
 pub mod statistics;
 pub mod vacuum;
+pub mod value;
 pub mod writer;
 
 pub use conn::{

@@ -11,14 +11,10 @@
 //! address to the check and a private one to the connect (DNS rebinding)
 //! gets nowhere.
 //!
-//! TLS is rustls with the *ring* provider (no aws-lc-rs: the binary stays
-//! static) and the platform's roots (`rustls-native-certs` reads the system's
-//! CA bundle, so the administrator's trust store applies and follows the
-//! distribution's updates), or only the CA certificates of
-//! `--webhook-ca-file`.
+//! TLS is [`crate::tls`]'s: rustls with the *ring* provider and the
+//! platform's roots, or only the CA certificates of `--webhook-ca-file`.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
-use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -26,8 +22,7 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::Uri;
 use hyper_util::rt::TokioIo;
-use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, ServerName};
+use rustls::pki_types::ServerName;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 
@@ -223,35 +218,13 @@ pub struct Client {
 
 impl Client {
     pub fn new(options: &ClientOptions) -> Result<Client, String> {
-        let mut roots = rustls::RootCertStore::empty();
-        match &options.ca_file {
-            Some(path) => {
-                let (added, _) = roots.add_parsable_certificates(read_pem_certificates(path)?);
-                if added == 0 {
-                    return Err(format!("{} holds no usable CA certificate", path.display()));
-                }
-            }
-            None => {
-                let native = rustls_native_certs::load_native_certs();
-                for error in &native.errors {
-                    log::warn!("reading the platform's CA certificates: {error}");
-                }
-                let (added, _) = roots.add_parsable_certificates(native.certs);
-                if added == 0 {
-                    log::warn!(
-                        "no CA certificates found on this system: https webhooks will fail \
-                         (install ca-certificates or pass --webhook-ca-file)"
-                    );
-                }
-            }
-        }
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let mut config = rustls::ClientConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()
-            .map_err(|e| format!("TLS settings: {e}"))?
-            .with_root_certificates(roots)
-            .with_no_client_auth();
-        config.alpn_protocols = vec![b"http/1.1".to_vec()];
+        let roots = match &options.ca_file {
+            Some(path) => crate::tls::file_roots(path)?,
+            None => crate::tls::platform_roots(
+                "https webhooks will fail (install ca-certificates or pass --webhook-ca-file)",
+            ),
+        };
+        let config = crate::tls::client_config(roots, b"http/1.1")?;
         Ok(Client {
             tls: tokio_rustls::TlsConnector::from(Arc::new(config)),
             allow_private: options.allow_private,
@@ -374,13 +347,6 @@ impl<T> Drop for AbortOnDrop<T> {
     fn drop(&mut self) {
         self.0.abort();
     }
-}
-
-fn read_pem_certificates(path: &Path) -> Result<Vec<CertificateDer<'static>>, String> {
-    CertificateDer::pem_file_iter(path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| format!("{} is not a PEM certificate file: {e}", path.display()))
 }
 
 #[cfg(test)]

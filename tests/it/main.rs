@@ -32,6 +32,7 @@ mod load;
 mod locations;
 mod openapi;
 mod operations;
+mod pg;
 mod strict;
 mod v2;
 mod webhooks;

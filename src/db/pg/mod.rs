@@ -1,0 +1,259 @@
+//! The PostgreSQL connection layer (issue #17, step 4 of
+//! docs/design/postgresql.md 3.13): connecting (URL or key-value string, TLS
+//! over rustls), SQLite's `?`/`?N` placeholders rewritten to `$N` once per
+//! statement text, a statement cache, [`Value`] to and from PostgreSQL's
+//! types, the server's SQLSTATEs sorted into [`Error`]'s variants, and the
+//! schema (`pg/schema.sql`, the translation of `schema.sql`) with its version.
+//!
+//! **The service does not use it yet**: `serve` and the CLI still run on one
+//! SQLite file. The seam that lets the stores run on either engine
+//! (`db::Conn`) comes first; it will hold a [`Client`] in its PostgreSQL arm.
+//! Tests run this layer against a real PostgreSQL server (`tests/it/pg/`).
+//!
+//! The driver is `postgres`, the blocking client over `tokio-postgres`: each
+//! [`Client`] drives its connection on a small runtime of its own, so it may
+//! be used from the writer's thread and from `spawn_blocking` threads, never
+//! on the async executor (the store never runs there).
+
+pub mod config;
+mod error;
+pub mod placeholders;
+pub mod schema;
+pub mod tls;
+mod types;
+
+pub use config::{ConnectOptions, SslMode, is_postgres};
+pub use error::{Error, Result};
+pub use schema::apply_schema;
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use postgres::types::ToSql;
+
+use crate::db::value::Value;
+
+/// Prepared statements a connection keeps, as SQLite's connections do
+/// (`db::STATEMENT_CACHE`); beyond it, the least recently used is closed.
+pub const STATEMENT_CACHE: usize = 256;
+
+/// One row of a result, owned: its columns' values in order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Row {
+    values: Vec<Value>,
+}
+
+impl Row {
+    pub fn get(&self, column: usize) -> Option<&Value> {
+        self.values.get(column)
+    }
+
+    pub fn values(&self) -> &[Value] {
+        &self.values
+    }
+
+    pub fn into_values(self) -> Vec<Value> {
+        self.values
+    }
+}
+
+impl std::ops::Index<usize> for Row {
+    type Output = Value;
+
+    fn index(&self, column: usize) -> &Value {
+        &self.values[column]
+    }
+}
+
+/// A connection with a statement cache keyed by the statement's text as
+/// written (with `?` placeholders): the rewrite and the server's prepare
+/// happen on a miss only.
+///
+/// Methods take `&self`, as rusqlite's do: the connection and its cache sit in
+/// a `RefCell` (a `Client` is used by one thread at a time; it is `Send`, not
+/// `Sync`). Every result is read whole into owned [`Row`]s before the call
+/// returns, so no borrow outlives a call.
+pub struct Client {
+    inner: RefCell<Inner>,
+}
+
+struct Inner {
+    client: postgres::Client,
+    statements: HashMap<String, Cached>,
+    /// Uses so far: the cache's clock for "least recently used".
+    uses: u64,
+    /// Statements prepared (cache misses) since the connection was made.
+    prepared: u64,
+}
+
+struct Cached {
+    statement: postgres::Statement,
+    last_used: u64,
+}
+
+impl Client {
+    /// Connects with these options' TLS settings; the session gets
+    /// `plan_cache_mode = force_custom_plan` (see [`ConnectOptions::parse`]).
+    pub fn connect(options: &ConnectOptions) -> Result<Client> {
+        let tls = tls::MakeRustlsConnect::new(options)?;
+        let client = options.config.connect(tls)?;
+        Ok(Client {
+            inner: RefCell::new(Inner {
+                client,
+                statements: HashMap::new(),
+                uses: 0,
+                prepared: 0,
+            }),
+        })
+    }
+
+    /// Runs one statement; the number of rows it changed (for a SELECT, the
+    /// rows it returned).
+    pub fn execute(&self, sql: &str, params: &[Value]) -> Result<u64> {
+        self.run(sql, |client, statement| {
+            client.execute(statement, &as_params(params))
+        })
+    }
+
+    /// Runs one statement and reads all its rows.
+    pub fn query(&self, sql: &str, params: &[Value]) -> Result<Vec<Row>> {
+        let rows = self.run(sql, |client, statement| {
+            client.query(statement, &as_params(params))
+        })?;
+        rows.iter()
+            .map(|row| {
+                let values = (0..row.len())
+                    .map(|i| row.try_get::<_, Value>(i))
+                    .collect::<Result<Vec<_>, _>>()?;
+                Ok(Row { values })
+            })
+            .collect()
+    }
+
+    /// The first row of a statement's result, if it has one.
+    pub fn query_row(&self, sql: &str, params: &[Value]) -> Result<Option<Row>> {
+        Ok(self.query(sql, params)?.into_iter().next())
+    }
+
+    /// Runs statements separated by `;`, with no parameters and no
+    /// placeholder rewrite (the schema, `BEGIN`/`COMMIT`, `SET`).
+    pub fn batch_execute(&self, sql: &str) -> Result<()> {
+        Ok(self.inner.borrow_mut().client.batch_execute(sql)?)
+    }
+
+    /// Runs `f` inside `BEGIN` … `COMMIT`, rolling back if it fails.
+    pub fn transaction<T>(&self, f: impl FnOnce(&Client) -> Result<T>) -> Result<T> {
+        self.batch_execute("BEGIN")?;
+        match f(self) {
+            Ok(value) => {
+                self.batch_execute("COMMIT")?;
+                Ok(value)
+            }
+            Err(error) => {
+                // A lost connection has rolled back already: the first error
+                // is the one that matters.
+                let _ = self.batch_execute("ROLLBACK");
+                Err(error)
+            }
+        }
+    }
+
+    /// Refuses a database whose collation is not C: text must sort bytewise,
+    /// as on SQLite (the lists' order and cursors). Checked by the
+    /// collation's name and by an order that only C gives (`'B' < 'a'`).
+    pub fn check_collation(&self) -> Result<()> {
+        let row = self.query_row(
+            "SELECT datcollate::text, ('B' < 'a') FROM pg_database \
+             WHERE datname = current_database()",
+            &[],
+        )?;
+        let (name, bytewise) = match row.as_ref().map(Row::values) {
+            Some([Value::Text(name), Value::Integer(b)]) => (name.clone(), *b == 1),
+            _ => (String::from("unknown"), false),
+        };
+        if matches!(name.as_str(), "C" | "POSIX") && bytewise {
+            Ok(())
+        } else {
+            Err(Error::Collation { found: name })
+        }
+    }
+
+    /// Statements in the cache now.
+    pub fn cached_statements(&self) -> usize {
+        self.inner.borrow().statements.len()
+    }
+
+    /// Statements prepared (cache misses) since the connection was made.
+    pub fn prepared_statements(&self) -> u64 {
+        self.inner.borrow().prepared
+    }
+
+    /// Whether the connection is known to be gone.
+    pub fn is_closed(&self) -> bool {
+        self.inner.borrow().client.is_closed()
+    }
+
+    /// A handle that can ask the server to cancel this connection's running
+    /// statement from another thread.
+    pub fn cancel_token(&self) -> postgres::CancelToken {
+        self.inner.borrow().client.cancel_token()
+    }
+
+    /// `sql`'s prepared statement (from the cache, or rewritten and prepared
+    /// now), then `f` with the driver's client and it.
+    fn run<T>(
+        &self,
+        sql: &str,
+        f: impl FnOnce(&mut postgres::Client, &postgres::Statement) -> Result<T, postgres::Error>,
+    ) -> Result<T> {
+        let mut inner = self.inner.borrow_mut();
+        let inner = &mut *inner;
+        inner.uses += 1;
+        let now = inner.uses;
+        let statement = match inner.statements.get_mut(sql) {
+            Some(cached) => {
+                cached.last_used = now;
+                cached.statement.clone()
+            }
+            None => {
+                let rewritten =
+                    placeholders::rewrite(sql).map_err(|source| Error::Placeholder {
+                        sql: sql.to_owned(),
+                        source,
+                    })?;
+                let statement = inner.client.prepare(&rewritten.sql)?;
+                inner.prepared += 1;
+                if inner.statements.len() >= STATEMENT_CACHE {
+                    let oldest = inner
+                        .statements
+                        .iter()
+                        .min_by_key(|(_, cached)| cached.last_used)
+                        .map(|(text, _)| text.clone());
+                    if let Some(oldest) = oldest {
+                        inner.statements.remove(&oldest);
+                    }
+                }
+                inner.statements.insert(
+                    sql.to_owned(),
+                    Cached {
+                        statement: statement.clone(),
+                        last_used: now,
+                    },
+                );
+                statement
+            }
+        };
+        f(&mut inner.client, &statement).map_err(|error| {
+            // 0A000 "cached plan must not change result type": the table
+            // changed under the statement; the next use prepares it anew.
+            if error.code() == Some(&postgres::error::SqlState::FEATURE_NOT_SUPPORTED) {
+                inner.statements.remove(sql);
+            }
+            Error::from(error)
+        })
+    }
+}
+
+fn as_params(params: &[Value]) -> Vec<&(dyn ToSql + Sync)> {
+    params.iter().map(|p| p as &(dyn ToSql + Sync)).collect()
+}

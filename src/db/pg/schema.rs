@@ -1,0 +1,59 @@
+//! The schema on PostgreSQL: `pg/schema.sql`, the translation of the SQLite
+//! `schema.sql` at the same version, and the version table `quayside_meta`
+//! (SQLite keeps its version in `PRAGMA user_version`). A test
+//! (`tests/it/pg/schema.rs`) holds the two schemas to the same tables,
+//! columns and index names.
+
+use super::error::{Error, Result};
+use super::{Client, Row};
+use crate::db::migrate::CURRENT_VERSION;
+use crate::db::value::Value;
+
+/// The whole current schema, for a new database.
+pub const SCHEMA: &str = include_str!("schema.sql");
+
+/// The advisory lock `apply_schema` holds for its transaction, so that
+/// processes starting together create the schema once.
+const SCHEMA_LOCK: &str = "SELECT pg_advisory_xact_lock(hashtext('quayside.schema'))";
+
+/// The schema version the database holds, `None` if it has no version table.
+pub fn schema_version(client: &Client) -> Result<Option<i64>> {
+    let exists = client.query_row("SELECT to_regclass('quayside_meta') IS NOT NULL", &[])?;
+    if exists.as_ref().map(|row| &row[0]) != Some(&Value::Integer(1)) {
+        return Ok(None);
+    }
+    let row = client.query_row("SELECT schema_version FROM quayside_meta", &[])?;
+    Ok(row.as_ref().and_then(|row| row[0].as_i64()))
+}
+
+/// Creates the schema in an empty database, in one transaction under an
+/// advisory lock; a database already at this version is left alone. Refuses
+/// a database whose collation is not C, one with tables but no version (not
+/// Quayside's), and one at another version (there are no PostgreSQL
+/// migration steps yet: its schema starts at version [`CURRENT_VERSION`]).
+pub fn apply_schema(client: &Client) -> Result<()> {
+    client.transaction(|client| {
+        client.execute(SCHEMA_LOCK, &[])?;
+        client.check_collation()?;
+        match schema_version(client)? {
+            Some(CURRENT_VERSION) => Ok(()),
+            Some(found) if found > CURRENT_VERSION => Err(Error::Newer { found }),
+            Some(found) => Err(Error::Unsupported { found }),
+            None => {
+                let tables = client.query_row(
+                    "SELECT count(*) FROM pg_tables WHERE schemaname = current_schema()",
+                    &[],
+                )?;
+                if tables.as_ref().and_then(|row: &Row| row[0].as_i64()) != Some(0) {
+                    return Err(Error::Foreign);
+                }
+                client.batch_execute(SCHEMA)?;
+                client.execute(
+                    "INSERT INTO quayside_meta (id, schema_version) VALUES (1, ?1)",
+                    &[Value::Integer(CURRENT_VERSION)],
+                )?;
+                Ok(())
+            }
+        }
+    })
+}

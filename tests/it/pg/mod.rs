@@ -1,0 +1,22 @@
+//! The PostgreSQL connection layer (`quayside::db::pg`) against a real
+//! PostgreSQL server: one cluster for the whole test binary ([`cluster`]), a
+//! fresh database per test. Nothing here runs the service: it does not use
+//! PostgreSQL yet.
+//!
+//! Run them alone with `cargo test --test it pg::`.
+
+mod client;
+mod cluster;
+mod errors;
+mod schema;
+mod tls;
+mod types;
+
+use quayside::db::pg::{Client, ConnectOptions};
+
+/// A fresh, empty database and a connection to it.
+fn fresh() -> (ConnectOptions, Client) {
+    let options = cluster::cluster().database();
+    let client = Client::connect(&options).expect("connect to the test database");
+    (options, client)
+}
