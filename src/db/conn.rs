@@ -53,6 +53,13 @@ impl Conn {
         Ok(Conn::Sqlite(rusqlite::Connection::open_in_memory()?))
     }
 
+    /// The SQL fragments of this connection's engine.
+    pub fn dialect(&self) -> &'static super::Dialect {
+        match self {
+            Conn::Sqlite(_) => &super::dialect::SQLITE,
+        }
+    }
+
     /// The SQLite connection underneath (the modules of `src/db/` that are
     /// SQLite's own: pragmas, blobs, backup, checkpoints).
     pub fn sqlite(&self) -> &rusqlite::Connection {

@@ -10,6 +10,7 @@ pub mod blobs;
 pub mod cache;
 pub mod checkpoint;
 pub mod conn;
+pub mod dialect;
 mod error;
 pub mod maintenance;
 pub mod migrate;
@@ -24,6 +25,7 @@ pub use conn::{
     Conn, Error, FromSql, MappedRows, OptionalExtension, Params, Result, Row, Rows, Statement,
     ToSql, Value, ValueRef, WriteTransaction, params, params_from_iter,
 };
+pub use dialect::{Dialect, Engine};
 pub use error::StoreError;
 
 use std::future::Future;
