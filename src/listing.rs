@@ -655,7 +655,7 @@ pub fn fetch_page<T>(
         #[cfg(test)]
         tests::RAN.with(|ran| ran.borrow_mut().push((sql.clone(), all.clone())));
         let mut statement = conn.prepare_cached(&sql)?;
-        let first_key = statement.column_count() - keys;
+        let first_key = statement.column_count()? - keys;
         let mut found = statement.query(crate::db::params_from_iter(all.iter()))?;
         while let Some(row) = found.next()? {
             let values = (first_key..first_key + keys)

@@ -14,23 +14,136 @@
 
 use std::fmt;
 
-/// The parameters of a statement: `[a, b]`, `params![a, b]`, `()`, or
-/// [`params_from_iter`].
-pub use rusqlite::Params;
 /// What can be bound as a parameter.
 pub use rusqlite::ToSql;
+pub use rusqlite::params;
 /// What a column can be read as.
 pub use rusqlite::types::FromSql;
 /// A value as stored: NULL, integer, real, text or blob.
 pub use rusqlite::types::Value;
 /// A borrowed [`Value`], as read from a row without copying.
 pub use rusqlite::types::ValueRef;
-pub use rusqlite::{params, params_from_iter};
+
+use super::pg;
+use super::value::Value as Neutral;
+
+/// The parameters of a statement: `[a, b]`, `params![a, b]`, `[]`, `()`, or
+/// [`params_from_iter`]; each a [`ToSql`], read by either engine.
+pub trait Params {
+    /// Calls `f` with the parameters in order.
+    fn with<R>(self, f: impl FnOnce(&[&dyn ToSql]) -> R) -> R;
+}
+
+impl Params for [&(dyn ToSql + Send + Sync); 0] {
+    #[inline]
+    fn with<R>(self, f: impl FnOnce(&[&dyn ToSql]) -> R) -> R {
+        f(&[])
+    }
+}
+
+impl Params for () {
+    #[inline]
+    fn with<R>(self, f: impl FnOnce(&[&dyn ToSql]) -> R) -> R {
+        f(&[])
+    }
+}
+
+impl Params for &[&dyn ToSql] {
+    #[inline]
+    fn with<R>(self, f: impl FnOnce(&[&dyn ToSql]) -> R) -> R {
+        f(self)
+    }
+}
+
+macro_rules! params_for_arrays {
+    ($($n:literal)*) => {$(
+        impl<T: ToSql> Params for [T; $n] {
+            #[inline]
+            fn with<R>(self, f: impl FnOnce(&[&dyn ToSql]) -> R) -> R {
+                f(&self.each_ref().map(|v| v as &dyn ToSql))
+            }
+        }
+        impl<T: ToSql> Params for &[&T; $n] {
+            #[inline]
+            fn with<R>(self, f: impl FnOnce(&[&dyn ToSql]) -> R) -> R {
+                f(&self.map(|v| v as &dyn ToSql))
+            }
+        }
+    )*};
+}
+params_for_arrays!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16);
+
+/// Parameters from an iterator (a list built at run time).
+pub struct ParamsFromIter<I>(I);
+
+/// The items of `iter` as a statement's parameters.
+pub fn params_from_iter<I>(iter: I) -> ParamsFromIter<I>
+where
+    I: IntoIterator,
+    I::Item: ToSql,
+{
+    ParamsFromIter(iter)
+}
+
+impl<I> Params for ParamsFromIter<I>
+where
+    I: IntoIterator,
+    I::Item: ToSql,
+{
+    fn with<R>(self, f: impl FnOnce(&[&dyn ToSql]) -> R) -> R {
+        let items: Vec<I::Item> = self.0.into_iter().collect();
+        let refs: Vec<&dyn ToSql> = items.iter().map(|v| v as &dyn ToSql).collect();
+        f(&refs)
+    }
+}
+
+/// Parameters as PostgreSQL's layer takes them.
+fn neutral(params: &[&dyn ToSql]) -> Result<Vec<Neutral>> {
+    params
+        .iter()
+        .map(|param| {
+            Ok(match param.to_sql()? {
+                rusqlite::types::ToSqlOutput::Borrowed(value) => from_ref(value),
+                rusqlite::types::ToSqlOutput::Owned(value) => Neutral::from(value),
+                rusqlite::types::ToSqlOutput::ZeroBlob(len) => {
+                    Neutral::Blob(vec![0; len.max(0) as usize])
+                }
+                other => {
+                    return Err(Error::conversion(
+                        0,
+                        format!("a parameter PostgreSQL cannot take: {other:?}"),
+                    ));
+                }
+            })
+        })
+        .collect()
+}
+
+fn from_ref(value: ValueRef<'_>) -> Neutral {
+    match value {
+        ValueRef::Null => Neutral::Null,
+        ValueRef::Integer(n) => Neutral::Integer(n),
+        ValueRef::Real(x) => Neutral::Real(x),
+        ValueRef::Text(t) => Neutral::Text(String::from_utf8_lossy(t).into_owned()),
+        ValueRef::Blob(b) => Neutral::Blob(b.to_vec()),
+    }
+}
+
+fn as_ref(value: &Neutral) -> ValueRef<'_> {
+    match value {
+        Neutral::Null => ValueRef::Null,
+        Neutral::Integer(n) => ValueRef::Integer(*n),
+        Neutral::Real(x) => ValueRef::Real(*x),
+        Neutral::Text(t) => ValueRef::Text(t.as_bytes()),
+        Neutral::Blob(b) => ValueRef::Blob(b),
+    }
+}
 
 /// A connection to the store. The service borrows one (`&Conn`) for each
 /// read or write: the reader pool's, or the writer's own.
 pub enum Conn {
     Sqlite(rusqlite::Connection),
+    Pg(Box<pg::Client>),
 }
 
 impl Conn {
@@ -57,14 +170,17 @@ impl Conn {
     pub fn dialect(&self) -> &'static super::Dialect {
         match self {
             Conn::Sqlite(_) => &super::dialect::SQLITE,
+            Conn::Pg(_) => &super::dialect::POSTGRES,
         }
     }
 
     /// The SQLite connection underneath (the modules of `src/db/` that are
-    /// SQLite's own: pragmas, blobs, backup, checkpoints).
+    /// SQLite's own: pragmas, blobs, backup, checkpoints). Panics on another
+    /// engine: those modules are not reached there.
     pub fn sqlite(&self) -> &rusqlite::Connection {
         match self {
             Conn::Sqlite(conn) => conn,
+            Conn::Pg(_) => panic!("a SQLite-only operation on a PostgreSQL connection"),
         }
     }
 
@@ -74,6 +190,10 @@ impl Conn {
     pub fn prepare_cached(&self, sql: &str) -> Result<Statement<'_>> {
         match self {
             Conn::Sqlite(conn) => Ok(Statement::Cached(conn.prepare_cached(sql)?)),
+            Conn::Pg(client) => Ok(Statement::Pg {
+                client,
+                sql: sql.to_owned(),
+            }),
         }
     }
 
@@ -82,20 +202,20 @@ impl Conn {
     pub fn prepare(&self, sql: &str) -> Result<Statement<'_>> {
         match self {
             Conn::Sqlite(conn) => Ok(Statement::Once(conn.prepare(sql)?)),
+            Conn::Pg(_) => self.prepare_cached(sql),
         }
     }
 
     /// Runs one statement (prepared for this use); answers the rows changed.
     pub fn execute<P: Params>(&self, sql: &str, params: P) -> Result<usize> {
-        match self {
-            Conn::Sqlite(conn) => Ok(conn.execute(sql, params)?),
-        }
+        self.prepare(sql)?.execute(params)
     }
 
     /// Runs statements separated by `;`, with no parameters (schema, pragmas).
     pub fn execute_batch(&self, sql: &str) -> Result<()> {
         match self {
             Conn::Sqlite(conn) => Ok(conn.execute_batch(sql)?),
+            Conn::Pg(client) => Ok(client.batch_execute(sql)?),
         }
     }
 
@@ -145,6 +265,9 @@ impl Conn {
                     Ok(rusqlite::types::Null)
                 },
             )?),
+            Conn::Pg(_) => Err(Error::Unsupported(
+                "an in-process SQL function (PostgreSQL's triggers are PL/pgSQL)",
+            )),
         }
     }
 
@@ -152,6 +275,7 @@ impl Conn {
     pub fn last_insert_rowid(&self) -> i64 {
         match self {
             Conn::Sqlite(conn) => conn.last_insert_rowid(),
+            Conn::Pg(_) => panic!("no rowid on PostgreSQL: use RETURNING"),
         }
     }
 
@@ -159,6 +283,10 @@ impl Conn {
     pub fn is_autocommit(&self) -> bool {
         match self {
             Conn::Sqlite(conn) => conn.is_autocommit(),
+            // A lost connection has ended its transaction; PostgreSQL never
+            // ends one by itself otherwise (a failed statement leaves it to
+            // be rolled back).
+            Conn::Pg(client) => client.is_closed(),
         }
     }
 }
@@ -196,27 +324,54 @@ impl Drop for WriteTransaction<'_> {
 pub enum Statement<'c> {
     Cached(rusqlite::CachedStatement<'c>),
     Once(rusqlite::Statement<'c>),
+    /// PostgreSQL's layer prepares and caches by the text when it runs.
+    Pg {
+        client: &'c pg::Client,
+        sql: String,
+    },
+}
+
+/// The SQLite statement of a [`Statement`], if it is one.
+enum Engine<'s, 'c> {
+    Sqlite(&'s mut rusqlite::Statement<'c>),
+    Pg(&'c pg::Client, &'s str),
 }
 
 impl<'c> Statement<'c> {
     #[inline]
-    fn sqlite(&mut self) -> &mut rusqlite::Statement<'c> {
+    fn engine(&mut self) -> Engine<'_, 'c> {
         match self {
-            Statement::Cached(statement) => statement,
-            Statement::Once(statement) => statement,
+            Statement::Cached(statement) => Engine::Sqlite(statement),
+            Statement::Once(statement) => Engine::Sqlite(statement),
+            Statement::Pg { client, sql } => Engine::Pg(client, sql),
         }
     }
 
     /// Runs it; answers the rows changed.
     #[inline]
     pub fn execute<P: Params>(&mut self, params: P) -> Result<usize> {
-        Ok(self.sqlite().execute(params)?)
+        match self.engine() {
+            Engine::Sqlite(statement) => params.with(|p| Ok(statement.execute(p)?)),
+            Engine::Pg(client, sql) => {
+                let values = params.with(neutral)?;
+                Ok(client.execute(sql, &values)? as usize)
+            }
+        }
     }
 
     /// Its rows, one at a time.
     #[inline]
     pub fn query<P: Params>(&mut self, params: P) -> Result<Rows<'_>> {
-        Ok(Rows::Sqlite(self.sqlite().query(params)?))
+        match self.engine() {
+            Engine::Sqlite(statement) => params.with(|p| Ok(Rows::Sqlite(statement.query(p)?))),
+            Engine::Pg(client, sql) => {
+                let values = params.with(neutral)?;
+                Ok(Rows::Pg {
+                    rows: client.query(sql, &values)?.into_iter(),
+                    current: None,
+                })
+            }
+        }
     }
 
     /// Its rows, each mapped by `f`.
@@ -247,8 +402,11 @@ impl<'c> Statement<'c> {
     }
 
     /// How many columns its rows have.
-    pub fn column_count(&mut self) -> usize {
-        self.sqlite().column_count()
+    pub fn column_count(&mut self) -> Result<usize> {
+        match self.engine() {
+            Engine::Sqlite(statement) => Ok(statement.column_count()),
+            Engine::Pg(client, sql) => Ok(client.column_count(sql)?),
+        }
     }
 
     /// Whether it answers any row.
@@ -260,6 +418,11 @@ impl<'c> Statement<'c> {
 /// The rows of a statement being read.
 pub enum Rows<'s> {
     Sqlite(rusqlite::Rows<'s>),
+    /// PostgreSQL's rows, read whole when the statement ran.
+    Pg {
+        rows: std::vec::IntoIter<pg::Row>,
+        current: Option<pg::Row>,
+    },
 }
 
 impl Rows<'_> {
@@ -269,6 +432,10 @@ impl Rows<'_> {
     pub fn next(&mut self) -> Result<Option<Row<'_>>> {
         match self {
             Rows::Sqlite(rows) => Ok(rows.next()?.map(Row::Sqlite)),
+            Rows::Pg { rows, current } => {
+                *current = rows.next();
+                Ok(current.as_ref().map(|row| Row::Values(row.values())))
+            }
         }
     }
 }
@@ -299,24 +466,20 @@ where
 #[derive(Clone, Copy)]
 pub enum Row<'r> {
     Sqlite(&'r rusqlite::Row<'r>),
+    /// A row read whole (PostgreSQL's).
+    Values(&'r [Neutral]),
 }
 
-/// A column, by position (from 0) or by name.
+/// A column, by its position from 0.
 pub trait ColumnIndex: Copy + fmt::Debug {
     #[doc(hidden)]
-    fn sqlite_index(self, row: &rusqlite::Row<'_>) -> Result<usize>;
+    fn position(self) -> usize;
 }
 
 impl ColumnIndex for usize {
     #[inline]
-    fn sqlite_index(self, _: &rusqlite::Row<'_>) -> Result<usize> {
-        Ok(self)
-    }
-}
-
-impl ColumnIndex for &str {
-    fn sqlite_index(self, row: &rusqlite::Row<'_>) -> Result<usize> {
-        Ok(row.as_ref().column_index(self)?)
+    fn position(self) -> usize {
+        self
     }
 }
 
@@ -325,7 +488,12 @@ impl<'r> Row<'r> {
     #[inline]
     pub fn get<I: ColumnIndex, T: FromSql>(&self, index: I) -> Result<T> {
         match self {
-            Row::Sqlite(row) => Ok(row.get(index.sqlite_index(row)?)?),
+            Row::Sqlite(row) => Ok(row.get(index.position())?),
+            Row::Values(_) => {
+                let column = index.position();
+                T::column_result(self.get_ref(column)?)
+                    .map_err(|source| Error::conversion(column, source))
+            }
         }
     }
 
@@ -333,7 +501,11 @@ impl<'r> Row<'r> {
     #[inline]
     pub fn get_ref<I: ColumnIndex>(&self, index: I) -> Result<ValueRef<'r>> {
         match self {
-            Row::Sqlite(row) => Ok(row.get_ref(index.sqlite_index(row)?)?),
+            Row::Sqlite(row) => Ok(row.get_ref(index.position())?),
+            Row::Values(values) => values
+                .get(index.position())
+                .map(as_ref)
+                .ok_or_else(|| Error::conversion(index.position(), "no such column in the row")),
         }
     }
 
@@ -341,6 +513,7 @@ impl<'r> Row<'r> {
     pub fn column_count(&self) -> usize {
         match self {
             Row::Sqlite(row) => row.as_ref().column_count(),
+            Row::Values(values) => values.len(),
         }
     }
 }
@@ -358,6 +531,10 @@ pub enum Error {
     },
     /// SQLite's own error.
     Sqlite(rusqlite::Error),
+    /// PostgreSQL's layer's error.
+    Pg(pg::Error),
+    /// What this engine does not do (`what`).
+    Unsupported(&'static str),
     /// Anything else underneath (the schema's migration, ...).
     Other(Box<dyn std::error::Error + Send + Sync + 'static>),
 }
@@ -386,8 +563,17 @@ impl Error {
 
     /// Whether the store is out of space (the disk, or the file's size cap).
     pub fn is_storage_full(&self) -> bool {
-        matches!(self, Error::Sqlite(err)
-            if err.sqlite_error_code() == Some(rusqlite::ErrorCode::DiskFull))
+        match self {
+            Error::Sqlite(err) => err.sqlite_error_code() == Some(rusqlite::ErrorCode::DiskFull),
+            Error::Pg(pg::Error::DiskFull(_)) => true,
+            _ => false,
+        }
+    }
+}
+
+impl From<pg::Error> for Error {
+    fn from(err: pg::Error) -> Error {
+        Error::Pg(err)
     }
 }
 
@@ -423,6 +609,8 @@ impl fmt::Display for Error {
                 f.write_str("a column cannot be read as its type")
             }
             Error::Sqlite(err) => write!(f, "sqlite: {err}"),
+            Error::Pg(err) => write!(f, "postgresql: {err}"),
+            Error::Unsupported(what) => write!(f, "not supported on this engine: {what}"),
             Error::Other(err) => write!(f, "{err}"),
         }
     }
@@ -431,7 +619,8 @@ impl fmt::Display for Error {
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            Error::NoRows => None,
+            Error::NoRows | Error::Unsupported(_) => None,
+            Error::Pg(err) => Some(err),
             Error::Conversion { source, .. } => Some(&**source),
             Error::Sqlite(err) => Some(err),
             Error::Other(err) => Some(&**err),

@@ -105,12 +105,14 @@ impl r2d2::ManageConnection for Readers {
     fn is_valid(&self, conn: &mut Conn) -> Result<(), rusqlite::Error> {
         match conn {
             Conn::Sqlite(conn) => self.0.is_valid(conn),
+            Conn::Pg(_) => Ok(()),
         }
     }
 
     fn has_broken(&self, conn: &mut Conn) -> bool {
         match conn {
             Conn::Sqlite(conn) => self.0.has_broken(conn),
+            Conn::Pg(client) => client.is_closed(),
         }
     }
 }

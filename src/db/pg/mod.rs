@@ -178,6 +178,12 @@ impl Client {
         }
     }
 
+    /// How many columns `sql`'s rows have (its prepared statement's
+    /// description; prepared now if it is not cached).
+    pub fn column_count(&self, sql: &str) -> Result<usize> {
+        self.run(sql, |_, statement| Ok(statement.columns().len()))
+    }
+
     /// Statements in the cache now.
     pub fn cached_statements(&self) -> usize {
         self.inner.borrow().statements.len()

@@ -9,6 +9,7 @@ mod client;
 mod cluster;
 mod errors;
 mod schema;
+mod seam;
 mod tls;
 mod types;
 
