@@ -41,6 +41,12 @@ struct Cli {
         default_value = "quayside.db"
     )]
     data: PathBuf,
+    /// A PostgreSQL database instead of the data file:
+    /// `postgres://USER[:PASSWORD]@HOST[:PORT]/DB[?sslmode=...]`, or the
+    /// key-value form (`host=/run/postgresql dbname=quayside user=quayside`).
+    /// Its collation must be C.
+    #[arg(long, global = true, env = "QUAYSIDE_DATABASE")]
+    database: Option<String>,
     /// Log level: error, warn, info, debug or trace.
     #[arg(
         long,
@@ -229,13 +235,19 @@ enum UserCommand {
 pub fn main() -> i32 {
     let cli = Cli::parse();
     init_logging(cli.log_level);
-    let result = match cli.command {
-        Command::Serve(args) => serve(&cli.data, cli.log_level, *args),
-        Command::User(command) => user(&cli.data, command),
-        Command::Backup { out } => backup(&cli.data, &out),
-        Command::Check => check(&cli.data),
-        Command::ImportUnlocode { file, user } => import_unlocode(&cli.data, &file, &user),
+    let location = match &cli.database {
+        Some(database) => db::Location::parse(database),
+        None => Ok(db::Location::File(cli.data.clone())),
     };
+    let result = location
+        .map_err(Into::into)
+        .and_then(|at| match cli.command {
+            Command::Serve(args) => serve(&at, cli.log_level, *args),
+            Command::User(command) => user(&at, command),
+            Command::Backup { out } => backup(&at, &out),
+            Command::Check => check(&at),
+            Command::ImportUnlocode { file, user } => import_unlocode(&at, &file, &user),
+        });
     match result {
         Ok(()) => 0,
         Err(err) => {
@@ -278,7 +290,7 @@ impl Write for WholeLines {
     }
 }
 
-fn serve(data: &Path, log_level: LevelFilter, args: ServeArgs) -> CliResult {
+fn serve(at: &db::Location, log_level: LevelFilter, args: ServeArgs) -> CliResult {
     let settings = Settings {
         session_idle: Duration::from_secs(args.session_idle_secs.max(1)),
         session_max: Duration::from_secs(args.session_max_secs.max(1)),
@@ -299,10 +311,12 @@ fn serve(data: &Path, log_level: LevelFilter, args: ServeArgs) -> CliResult {
         login_checks: args.login_checks.max(1),
         login_queue: args.login_queue,
         login_failures_per_minute: args.login_failures_per_minute,
-        unlock_requests: Some(crate::auth::lockout::unlock_requests_path(data)),
+        // The lockout is the server's memory; on a data file, `user unlock`
+        // reaches it through a file beside it.
+        unlock_requests: at.file().map(crate::auth::lockout::unlock_requests_path),
     };
     let access_on = settings.access_log;
-    ensure_first_admin(data, settings.pbkdf2_iterations)?;
+    ensure_first_admin(at, settings.pbkdf2_iterations)?;
     crate::memory::limit_arenas();
     let max_connections = fit_descriptors(args.max_connections.max(1));
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -325,8 +339,8 @@ fn serve(data: &Path, log_level: LevelFilter, args: ServeArgs) -> CliResult {
             retry_base: Duration::from_millis(args.webhook_retry_base_ms.max(1)),
             retry_max: Duration::from_secs(args.webhook_retry_max_secs),
         };
-        let database = db::Db::open(
-            data,
+        let database = db::Db::open_at(
+            at,
             args.readers.max(1),
             args.max_page_count,
             Arc::new(crate::changes::Capture::default()),
@@ -338,7 +352,7 @@ fn serve(data: &Path, log_level: LevelFilter, args: ServeArgs) -> CliResult {
         // Tests and scripts read this line to learn the port when --listen ends in :0.
         println!("quayside listening on http://{address}");
         let _ = std::io::stdout().flush();
-        log::info!("serving {} on http://{address}", data.display());
+        log::info!("serving {} on http://{address}", at.describe());
         let app = App::new(database.clone(), settings, crate::routes::table());
         let retention = tokio::spawn(crate::changes::retention::run(
             database.clone(),
@@ -346,17 +360,24 @@ fn serve(data: &Path, log_level: LevelFilter, args: ServeArgs) -> CliResult {
             Duration::from_millis(args.changes_trim_every_ms.max(1)),
             app.closing(),
         ));
-        let vacuum = tokio::spawn(db::vacuum::run(
-            database.clone(),
-            Duration::from_millis(args.vacuum_every_ms.max(1)),
-            app.closing(),
-        ));
-        let statistics = tokio::spawn(db::statistics::run(
-            database.clone(),
-            db::statistics::FIRST_AFTER,
-            db::statistics::EVERY,
-            app.closing(),
-        ));
+        // The data file's own upkeep; PostgreSQL's autovacuum and
+        // autoanalyze do this there.
+        let file = at.file().is_some();
+        let vacuum = file.then(|| {
+            tokio::spawn(db::vacuum::run(
+                database.clone(),
+                Duration::from_millis(args.vacuum_every_ms.max(1)),
+                app.closing(),
+            ))
+        });
+        let statistics = file.then(|| {
+            tokio::spawn(db::statistics::run(
+                database.clone(),
+                db::statistics::FIRST_AFTER,
+                db::statistics::EVERY,
+                app.closing(),
+            ))
+        });
         let trimming = tokio::spawn(crate::memory::run(app.closing()));
         let deliveries = tokio::spawn(crate::webhooks::deliver::run(
             database.clone(),
@@ -422,8 +443,9 @@ fn serve(data: &Path, log_level: LevelFilter, args: ServeArgs) -> CliResult {
         access.finish();
         app.shut_down();
         let _ = retention.await;
-        let _ = vacuum.await;
-        let _ = statistics.await;
+        for task in [vacuum, statistics].into_iter().flatten() {
+            let _ = task.await;
+        }
         let _ = trimming.await;
         if let Err(err) = deliveries.await {
             log::error!("the webhook worker ended abnormally: {err}");
@@ -432,7 +454,10 @@ fn serve(data: &Path, log_level: LevelFilter, args: ServeArgs) -> CliResult {
         tokio::task::spawn_blocking(move || closing.close())
             .await
             .map_err(|e| e.to_string())??;
-        log::info!("stopped cleanly; {} is complete", data.display());
+        match at.file() {
+            Some(data) => log::info!("stopped cleanly; {} is complete", data.display()),
+            None => log::info!("stopped cleanly"),
+        }
         Ok(())
     })
 }
@@ -578,8 +603,8 @@ async fn shutdown_signal(
 
 /// On an empty file, creates `admin` with a random password printed once (or
 /// the one in QUAYSIDE_ADMIN_PASSWORD).
-fn ensure_first_admin(data: &Path, iterations: u32) -> CliResult {
-    let conn = db::Conn::open(data)?;
+fn ensure_first_admin(at: &db::Location, iterations: u32) -> CliResult {
+    let conn = db::Conn::open_at(at)?;
     let swept = db::blobs::sweep_incomplete(&conn).map_err(|e| e.to_string())?;
     if swept > 0 {
         log::info!("removed {swept} upload(s) left incomplete by the last run");
@@ -608,8 +633,8 @@ fn ensure_first_admin(data: &Path, iterations: u32) -> CliResult {
     Ok(())
 }
 
-fn user(data: &Path, command: UserCommand) -> CliResult {
-    let conn = db::Conn::open(data)?;
+fn user(at: &db::Location, command: UserCommand) -> CliResult {
+    let conn = db::Conn::open_at(at)?;
     let sql = |e: db::Error| e.to_string();
     match command {
         UserCommand::Add {
@@ -678,6 +703,11 @@ fn user(data: &Path, command: UserCommand) -> CliResult {
             // The lockout lives in the server's memory: the request goes in a
             // file beside the data file, which the server reads before it
             // refuses or slows down a login (one appended line, one write).
+            let Some(data) = at.file() else {
+                return Err("`user unlock` works on a data file only for now: on \
+                            PostgreSQL, restart the server to clear its lockout"
+                    .into());
+            };
             let requests = crate::auth::lockout::unlock_requests_path(data);
             std::fs::OpenOptions::new()
                 .create(true)
@@ -723,7 +753,16 @@ fn read_password() -> Result<String, String> {
 }
 
 /// `quayside backup OUT` (see [`db::maintenance::backup`]).
-fn backup(data: &Path, out: &Path) -> CliResult {
+fn backup(at: &db::Location, out: &Path) -> CliResult {
+    let Some(data) = at.file() else {
+        return Err(format!(
+            "`backup` copies a data file; {} is a PostgreSQL database: back it up with \
+             PostgreSQL's own tools, `pg_dump` (a logical copy) or `pg_basebackup` (the \
+             whole cluster, for point-in-time recovery)",
+            at.describe()
+        )
+        .into());
+    };
     let pages = db::maintenance::backup(data, out)?;
     println!(
         "backed up {} ({pages} pages) to {}",
@@ -734,27 +773,25 @@ fn backup(data: &Path, out: &Path) -> CliResult {
 }
 
 /// `quayside check`: reports every problem found; any makes the exit code 1.
-fn check(data: &Path) -> CliResult {
-    let (version, problems) = db::maintenance::check(data)?;
+fn check(at: &db::Location) -> CliResult {
+    let (version, problems) = db::maintenance::check(at)?;
+    let data = at.describe();
     if problems.is_empty() {
-        println!(
-            "{}: ok (schema version {version}, integrity and foreign keys checked)",
-            data.display()
-        );
+        println!("{data}: ok (schema version {version}, integrity and foreign keys checked)");
         Ok(())
     } else {
         for problem in &problems {
             println!("{problem}");
         }
-        Err(format!("{} problem(s) found in {}", problems.len(), data.display()).into())
+        Err(format!("{} problem(s) found in {data}", problems.len()).into())
     }
 }
 
 /// `quayside import-unlocode FILE.csv`.
-fn import_unlocode(data: &Path, file: &Path, username: &str) -> CliResult {
+fn import_unlocode(at: &db::Location, file: &Path, username: &str) -> CliResult {
     let input =
         std::fs::File::open(file).map_err(|e| format!("cannot open {}: {e}", file.display()))?;
-    let conn = db::Conn::open(data)?;
+    let conn = db::Conn::open_at(at)?;
     crate::locations::import::import(
         &conn,
         std::io::BufReader::new(input),

@@ -89,7 +89,7 @@ pub fn insert(conn: &Conn, a: &Attachment) -> crate::db::Result<()> {
 pub fn delete(conn: &Conn, a: &Attachment) -> crate::db::Result<()> {
     conn.prepare_cached("DELETE FROM attachments WHERE id = ?1")?
         .execute([&a.id])?;
-    Ok(crate::db::blobs::delete(conn, &a.blob_id)?)
+    crate::db::blobs::delete(conn, &a.blob_id)
 }
 
 pub fn list(conn: &Conn, document: &str, query: &ListQuery) -> crate::db::Result<Page<Attachment>> {

@@ -16,7 +16,7 @@ use ring::digest::{Context, SHA256};
 use rusqlite::{MAIN_DB, OptionalExtension, params};
 use tokio::sync::mpsc;
 
-use super::Db;
+use super::{Db, Engine, OptionalExtension as _};
 use crate::clock;
 use crate::error::{ApiError, ApiResult};
 
@@ -160,13 +160,19 @@ impl BlobWriter {
         self.provisional
             .db
             .write(move |conn| {
-                // `||` makes text of its operands; the cast keeps the bytes a
-                // BLOB (lengths in bytes, the type `check` sums).
-                let sql = if append {
-                    "UPDATE blob_chunks SET data = CAST(data || ?3 AS BLOB) \
-                     WHERE blob_id = ?1 AND seq = ?2"
-                } else {
-                    "INSERT INTO blob_chunks (blob_id, seq, data) VALUES (?1, ?2, ?3)"
+                let sql = match (append, conn.dialect().engine) {
+                    // `||` makes text of its operands on SQLite; the cast keeps
+                    // the bytes a BLOB (lengths in bytes, the type `check` sums).
+                    (true, Engine::Sqlite) => {
+                        "UPDATE blob_chunks SET data = CAST(data || ?3 AS BLOB) \
+                         WHERE blob_id = ?1 AND seq = ?2"
+                    }
+                    (true, Engine::Postgres) => {
+                        "UPDATE blob_chunks SET data = data || ?3 WHERE blob_id = ?1 AND seq = ?2"
+                    }
+                    (false, _) => {
+                        "INSERT INTO blob_chunks (blob_id, seq, data) VALUES (?1, ?2, ?3)"
+                    }
                 };
                 conn.prepare_cached(sql)?
                     .execute(params![id, seq, piece.as_ref()])?;
@@ -199,15 +205,13 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 /// Marks a fully written blob complete, inside the caller's transaction.
-pub fn mark_complete(conn: &super::Conn, blob: &WrittenBlob) -> rusqlite::Result<()> {
-    let conn = conn.sqlite();
+pub fn mark_complete(conn: &super::Conn, blob: &WrittenBlob) -> super::Result<()> {
     conn.prepare_cached("UPDATE blobs SET size = ?2, sha256 = ?3, complete = 1 WHERE id = ?1")?
         .execute(params![blob.id, blob.size as i64, blob.sha256])?;
     Ok(())
 }
 
-pub fn delete(conn: &super::Conn, id: &str) -> rusqlite::Result<()> {
-    let conn = conn.sqlite();
+pub fn delete(conn: &super::Conn, id: &str) -> super::Result<()> {
     conn.prepare_cached("DELETE FROM blobs WHERE id = ?1")?
         .execute([id])?;
     Ok(())
@@ -215,17 +219,32 @@ pub fn delete(conn: &super::Conn, id: &str) -> rusqlite::Result<()> {
 
 /// Removes blobs of uploads that never completed (cut short, or a crash).
 /// Only safe while no upload is in progress: at startup.
-pub fn sweep_incomplete(conn: &super::Conn) -> rusqlite::Result<usize> {
-    let conn = conn.sqlite();
+pub fn sweep_incomplete(conn: &super::Conn) -> super::Result<usize> {
     conn.execute("DELETE FROM blobs WHERE complete = 0", [])
 }
 
-/// Reads `len` bytes at `offset` of a blob with incremental blob I/O, never
-/// more than one chunk row at a time.
+/// Reads `len` bytes at `offset` of a blob, never more than one chunk row at
+/// a time: with SQLite's incremental blob I/O, or PostgreSQL's `substring`
+/// (only the piece crosses the wire).
 pub fn read_at(conn: &super::Conn, blob_id: &str, offset: u64, len: usize) -> ApiResult<Vec<u8>> {
-    let conn = conn.sqlite();
     let seq = (offset / CHUNK_SIZE as u64) as i64;
     let within = (offset % CHUNK_SIZE as u64) as usize;
+    let conn = match conn {
+        super::Conn::Sqlite(conn) => conn,
+        super::Conn::Pg(_) => {
+            return conn
+                .prepare_cached(
+                    "SELECT substring(data FROM ?3 FOR ?4) FROM blob_chunks \
+                     WHERE blob_id = ?1 AND seq = ?2",
+                )?
+                .query_row(
+                    super::params![blob_id, seq, within as i64 + 1, len as i64],
+                    |row| row.get(0),
+                )
+                .optional()?
+                .ok_or_else(|| ApiError::not_found("The file's content is no longer stored"));
+        }
+    };
     let rowid: i64 = conn
         .prepare_cached("SELECT rowid FROM blob_chunks WHERE blob_id = ?1 AND seq = ?2")?
         .query_row(params![blob_id, seq], |row| row.get(0))

@@ -229,13 +229,34 @@ impl Conn {
         self.prepare(sql)?.query_row(params, f)
     }
 
+    /// Begins a writing transaction holding the store's one write lock until
+    /// it ends, so that writers of every process commit one after another:
+    /// SQLite's file lock (`BEGIN IMMEDIATE`); on PostgreSQL, the row lock
+    /// on `change_log`, taken by the transaction's first statement (the
+    /// change log's order is the commit order: docs/design/postgresql.md 3.4).
+    pub(crate) fn begin_writing(&self) -> Result<()> {
+        match self {
+            Conn::Sqlite(_) => {
+                self.prepare_cached("BEGIN IMMEDIATE")?.execute([])?;
+                Ok(())
+            }
+            Conn::Pg(_) => {
+                self.execute_batch("BEGIN")?;
+                self.prepare_cached("SELECT id FROM change_log WHERE id = 1 FOR UPDATE")?
+                    .query([])?
+                    .next()?;
+                Ok(())
+            }
+        }
+    }
+
     /// Begins a write transaction that takes the write lock at once
     /// (`BEGIN IMMEDIATE`: waiting on the busy timeout, never failing later
     /// on a snapshot another process moved). Rolled back when dropped
     /// without [`WriteTransaction::commit`]. For the CLI's writes; the
     /// server's go through the writer.
     pub fn begin_write(&self) -> Result<WriteTransaction<'_>> {
-        self.execute_batch("BEGIN IMMEDIATE")?;
+        self.begin_writing()?;
         Ok(WriteTransaction {
             conn: self,
             open: true,

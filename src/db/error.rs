@@ -31,6 +31,13 @@ pub enum StoreError {
         path: PathBuf,
         source: CheckpointError,
     },
+    /// A PostgreSQL database could not be used (`what`: "connect to", ...;
+    /// `target`: the database, described without its password).
+    Postgres {
+        what: &'static str,
+        target: String,
+        source: super::pg::Error,
+    },
     /// The checkpoint on close, which folds the WAL back into the file, failed.
     Checkpoint {
         path: PathBuf,
@@ -57,6 +64,7 @@ impl fmt::Display for StoreError {
             StoreError::Checkpoint { path, .. } => {
                 write!(f, "the final checkpoint of {} failed", path.display())
             }
+            StoreError::Postgres { what, target, .. } => write!(f, "cannot {what} {target}"),
         }
     }
 }
@@ -69,6 +77,7 @@ impl std::error::Error for StoreError {
             StoreError::Migrate { source, .. } => Some(source),
             StoreError::Pool { source, .. } => Some(source),
             StoreError::Checkpointer { source, .. } => Some(source),
+            StoreError::Postgres { source, .. } => Some(source),
         }
     }
 }

@@ -50,7 +50,48 @@ pub fn backup(data: &Path, out: &Path) -> Result<i32, String> {
 
 /// `quayside check`: the schema version and every problem found (integrity,
 /// foreign keys, file bytes).
-pub fn check(data: &Path) -> Result<(i64, Vec<String>), String> {
+pub fn check(at: &super::Location) -> Result<(i64, Vec<String>), String> {
+    match at {
+        super::Location::File(path) => check_file(path),
+        super::Location::Postgres(options) => check_postgres(options),
+    }
+}
+
+/// `check` on PostgreSQL: the server keeps its own pages and foreign keys
+/// whole (there is no integrity pragma to run), so what is left to check is
+/// the schema's version and that every complete file holds its recorded size.
+fn check_postgres(options: &super::pg::ConnectOptions) -> Result<(i64, Vec<String>), String> {
+    let target = options.describe();
+    let client = super::pg::Client::connect(options)
+        .map_err(|e| format!("cannot connect to {target}: {e}"))?;
+    let sql = |e: super::pg::Error| e.to_string();
+    let mut problems = Vec::new();
+    let Some(version) = super::pg::schema::schema_version(&client).map_err(sql)? else {
+        return Err(format!("{target} holds no Quayside schema"));
+    };
+    if version > super::migrate::CURRENT_VERSION {
+        problems.push(format!(
+            "schema version {version} is newer than this binary's ({})",
+            super::migrate::CURRENT_VERSION
+        ));
+    }
+    let short = client
+        .query(
+            "SELECT id FROM blobs b WHERE complete = 1 AND size <> \
+             (SELECT coalesce(sum(length(data)), 0)::bigint FROM blob_chunks WHERE blob_id = b.id)",
+            &[],
+        )
+        .map_err(sql)?;
+    problems.extend(short.iter().map(|row| {
+        format!(
+            "file bytes: blob {} does not hold its recorded size",
+            row[0].as_str().unwrap_or_default()
+        )
+    }));
+    Ok((version, problems))
+}
+
+fn check_file(data: &Path) -> Result<(i64, Vec<String>), String> {
     if !data.exists() {
         return Err(format!("{} does not exist", data.display()));
     }

@@ -91,28 +91,110 @@ pub fn open_and_migrate(path: &Path) -> Result<rusqlite::Connection, StoreError>
     Ok(conn)
 }
 
-/// The reader pool's connections: SQLite's, opened read-only.
-struct Readers(SqliteConnectionManager);
+/// Where the store lives: one SQLite file (the default), or a PostgreSQL
+/// database (`--database postgres://...`).
+#[derive(Clone, Debug)]
+pub enum Location {
+    File(PathBuf),
+    Postgres(Box<pg::ConnectOptions>),
+}
+
+impl Location {
+    /// `--database`: a PostgreSQL connection string (URL or key-value), or
+    /// else the path of a data file.
+    pub fn parse(database: &str) -> Result<Location, StoreError> {
+        if pg::is_postgres(database) {
+            pg::ConnectOptions::parse(database)
+                .map(|options| Location::Postgres(Box::new(options)))
+                .map_err(|source| StoreError::Postgres {
+                    what: "read the connection string",
+                    target: "--database".into(),
+                    source,
+                })
+        } else {
+            Ok(Location::File(PathBuf::from(database)))
+        }
+    }
+
+    /// The data file, when the store is one.
+    pub fn file(&self) -> Option<&Path> {
+        match self {
+            Location::File(path) => Some(path),
+            Location::Postgres(_) => None,
+        }
+    }
+
+    /// What the log calls it (no password).
+    pub fn describe(&self) -> String {
+        match self {
+            Location::File(path) => path.display().to_string(),
+            Location::Postgres(options) => options.describe(),
+        }
+    }
+}
+
+impl Conn {
+    /// Connects to `location` with the standard settings, creating or
+    /// migrating its schema (the CLI's commands and the server's writer).
+    pub fn open_at(location: &Location) -> Result<Conn, StoreError> {
+        match location {
+            Location::File(path) => Conn::open(path),
+            Location::Postgres(options) => {
+                let failed = |what| {
+                    move |source| StoreError::Postgres {
+                        what,
+                        target: options.describe(),
+                        source,
+                    }
+                };
+                let client = pg::Client::connect(options).map_err(failed("connect to"))?;
+                pg::apply_schema(&client).map_err(failed("create or check the schema of"))?;
+                Ok(Conn::Pg(Box::new(client)))
+            }
+        }
+    }
+
+    /// Begins a read transaction: one consistent snapshot for the whole read.
+    fn begin_read(&self) -> Result<()> {
+        match self {
+            Conn::Sqlite(_) => {
+                self.prepare_cached("BEGIN DEFERRED")?.execute([])?;
+                Ok(())
+            }
+            Conn::Pg(_) => self.execute_batch("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"),
+        }
+    }
+}
+
+/// The reader pool's connections: SQLite's opened read-only, or PostgreSQL's.
+enum Readers {
+    Sqlite(SqliteConnectionManager),
+    Pg(pg::ConnectOptions),
+}
 
 impl r2d2::ManageConnection for Readers {
     type Connection = Conn;
-    type Error = rusqlite::Error;
+    type Error = Error;
 
-    fn connect(&self) -> Result<Conn, rusqlite::Error> {
-        self.0.connect().map(Conn::Sqlite)
+    fn connect(&self) -> Result<Conn, Error> {
+        match self {
+            Readers::Sqlite(manager) => Ok(manager.connect().map(Conn::Sqlite)?),
+            Readers::Pg(options) => Ok(Conn::Pg(Box::new(pg::Client::connect(options)?))),
+        }
     }
 
-    fn is_valid(&self, conn: &mut Conn) -> Result<(), rusqlite::Error> {
-        match conn {
-            Conn::Sqlite(conn) => self.0.is_valid(conn),
-            Conn::Pg(_) => Ok(()),
+    fn is_valid(&self, conn: &mut Conn) -> Result<(), Error> {
+        match (self, conn) {
+            (Readers::Sqlite(manager), Conn::Sqlite(conn)) => Ok(manager.is_valid(conn)?),
+            (_, conn) => conn.execute_batch(""),
         }
     }
 
     fn has_broken(&self, conn: &mut Conn) -> bool {
-        match conn {
-            Conn::Sqlite(conn) => self.0.has_broken(conn),
-            Conn::Pg(client) => client.is_closed(),
+        match (self, conn) {
+            (Readers::Sqlite(manager), Conn::Sqlite(conn)) => manager.has_broken(conn),
+            (_, Conn::Pg(client)) => client.is_closed(),
+            _ => true,
         }
     }
 }
@@ -123,7 +205,7 @@ pub const SERVER_ACTOR: &str = "quayside";
 /// Handle to the store shared by all requests.
 #[derive(Clone)]
 pub struct Db {
-    path: PathBuf,
+    location: Location,
     readers: r2d2::Pool<Readers>,
     /// Reads in progress at once, handed out first come, first served: one
     /// more than the cores (at most the pool's size). Reads are CPU work once
@@ -132,8 +214,11 @@ pub struct Db {
     /// from 23-24 ms with 8 at once to 17 ms with 3, at the same throughput.
     read_slots: Arc<tokio::sync::Semaphore>,
     writer: Writer,
-    checkpointer: Arc<checkpoint::Checkpointer>,
-    commits: Arc<CommitWatch>,
+    /// SQLite's background checkpoint (none on PostgreSQL).
+    checkpointer: Option<Arc<checkpoint::Checkpointer>>,
+    /// SQLite's commit position, read from the WAL index (none on
+    /// PostgreSQL: nothing is cached by position there yet).
+    commits: Option<Arc<CommitWatch>>,
 }
 
 /// How many reads may run at once (see `Db::read_slots`).
@@ -189,35 +274,79 @@ impl Db {
         let pool = r2d2::Pool::builder()
             .max_size(readers)
             .min_idle(Some(readers.min(2)))
-            .build(Readers(manager))
+            .build(Readers::Sqlite(manager))
             .map_err(|source| StoreError::Pool {
                 path: path.to_path_buf(),
                 source,
             })?;
         Ok(Db {
-            path: path.to_path_buf(),
+            location: Location::File(path.to_path_buf()),
             readers: pool,
             read_slots: Arc::new(tokio::sync::Semaphore::new(read_slots(readers))),
             writer: Writer::start(Conn::Sqlite(write_conn), capture)
                 .map_err(pragma("prepare the change log's capture"))?,
-            checkpointer: Arc::new(checkpoint::Checkpointer::start(path).map_err(|source| {
-                StoreError::Checkpointer {
+            checkpointer: Some(Arc::new(checkpoint::Checkpointer::start(path).map_err(
+                |source| StoreError::Checkpointer {
                     path: path.to_path_buf(),
                     source,
-                }
-            })?),
-            commits: Arc::new(CommitWatch::new(path)),
+                },
+            )?)),
+            commits: Some(Arc::new(CommitWatch::new(path))),
         })
     }
 
-    pub fn path(&self) -> &Path {
-        &self.path
+    /// Opens the store at `location`: a data file ([`Db::open`]), or a
+    /// PostgreSQL database (the schema created if it is empty, the writer on
+    /// a connection of its own, `readers` pooled connections). SQLite's file
+    /// settings (`max_page_count`, checkpoints) do not apply there.
+    pub fn open_at(
+        location: &Location,
+        readers: u32,
+        max_page_count: Option<u64>,
+        capture: Arc<dyn writer::Capture>,
+    ) -> Result<Db, StoreError> {
+        let options = match location {
+            Location::File(path) => return Db::open(path, readers, max_page_count, capture),
+            Location::Postgres(options) => options,
+        };
+        let write_conn = Conn::open_at(location)?;
+        let pool = r2d2::Pool::builder()
+            .max_size(readers)
+            .min_idle(Some(readers.min(2)))
+            .build(Readers::Pg((**options).clone()))
+            .map_err(|source| StoreError::Pool {
+                path: PathBuf::from(options.describe()),
+                source,
+            })?;
+        let writer = Writer::start(write_conn, capture).map_err(|source| StoreError::Pragma {
+            path: PathBuf::from(options.describe()),
+            what: "prepare the change log's capture",
+            source,
+        })?;
+        Ok(Db {
+            location: location.clone(),
+            readers: pool,
+            read_slots: Arc::new(tokio::sync::Semaphore::new(read_slots(readers))),
+            writer,
+            checkpointer: None,
+            commits: None,
+        })
+    }
+
+    /// Where the store lives.
+    pub fn location(&self) -> &Location {
+        &self.location
+    }
+
+    /// The data file, when the store is one.
+    pub fn path(&self) -> Option<&Path> {
+        self.location.file()
     }
 
     /// Where the store is now: unchanged stamps mean nothing was committed in
     /// between (see [`stamp`]). No query, no blocking thread.
     pub fn stamp(&self) -> Option<Stamp> {
-        self.commits.stamp()
+        self.commits.as_ref().and_then(|commits| commits.stamp())
     }
 
     /// Runs `f` on a pooled read-only connection inside one read transaction;
@@ -252,8 +381,8 @@ impl Db {
             let task = tokio::task::spawn_blocking(move || {
                 let _slot = slot;
                 let conn = pool.get()?;
-                let stamp = commits.stamp();
-                conn.prepare_cached("BEGIN DEFERRED")?.execute([])?;
+                let stamp = commits.as_ref().and_then(|commits| commits.stamp());
+                conn.begin_read()?;
                 let result = f(&conn, stamp);
                 // A read transaction has nothing to keep: end it whatever happened.
                 let _ = conn
@@ -301,14 +430,19 @@ impl Db {
     /// WAL back into the main file so the one `.db` file is the whole store.
     pub fn close(&self) -> Result<(), StoreError> {
         self.writer.stop();
-        self.checkpointer.stop();
-        let conn = open_connection(&self.path).map_err(|source| StoreError::Open {
-            path: self.path.clone(),
+        if let Some(checkpointer) = &self.checkpointer {
+            checkpointer.stop();
+        }
+        let Location::File(path) = &self.location else {
+            return Ok(());
+        };
+        let conn = open_connection(path).map_err(|source| StoreError::Open {
+            path: path.clone(),
             source,
         })?;
         conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
             .map_err(|source| StoreError::Checkpoint {
-                path: self.path.clone(),
+                path: path.clone(),
                 source,
             })?;
         Ok(())

@@ -269,10 +269,7 @@ fn commit_batch(
         let Some(mut job) = next else { break };
         taken += 1;
         if !in_transaction {
-            if let Err(err) = conn
-                .prepare_cached("BEGIN IMMEDIATE")
-                .and_then(|mut s| s.execute([]))
-            {
+            if let Err(err) = conn.begin_writing() {
                 log::error!("writer cannot begin a transaction: {err}");
                 job.deliver(Err(ApiError::from(err)));
                 continue;

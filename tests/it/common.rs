@@ -1,5 +1,10 @@
 //! Test harness: runs the real `quayside` binary on `127.0.0.1:0` with a data
 //! file in a fresh temporary directory, and talks to it with a real HTTP client.
+//!
+//! With `QUAYSIDE_TEST_DATABASE=postgres` the same tests run the server on
+//! PostgreSQL: each data file path stands for a database of the test
+//! binary's own cluster (`pg::cluster`), made on its first use and given to
+//! the server and the CLI as `--database`.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -25,6 +30,38 @@ pub const UNLOCODE_CODE_LIST: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/../shared/data/unlocode/code-list.csv"
 );
+
+/// Whether the tests run the server on PostgreSQL (`QUAYSIDE_TEST_DATABASE=postgres`).
+pub fn on_postgres() -> bool {
+    std::env::var("QUAYSIDE_TEST_DATABASE").is_ok_and(|engine| engine == "postgres")
+}
+
+/// The `--database` that stands for `data` on PostgreSQL (made on its first
+/// use), or `None` on SQLite.
+pub fn database_for(data: &Path) -> Option<String> {
+    use std::collections::HashMap;
+    use std::sync::Mutex;
+    static DATABASES: Mutex<Option<HashMap<PathBuf, String>>> = Mutex::new(None);
+    if !on_postgres() {
+        return None;
+    }
+    let mut databases = DATABASES.lock().unwrap_or_else(|p| p.into_inner());
+    let databases = databases.get_or_insert_with(HashMap::new);
+    Some(
+        databases
+            .entry(data.to_path_buf())
+            .or_insert_with(|| crate::pg::cluster::cluster().database_string())
+            .clone(),
+    )
+}
+
+/// `--data FILE`, or on PostgreSQL `--database` with the database standing for it.
+pub fn store_args(data: &Path) -> Vec<std::ffi::OsString> {
+    match database_for(data) {
+        Some(database) => vec!["--database".into(), database.into()],
+        None => vec!["--data".into(), data.as_os_str().to_owned()],
+    }
+}
 
 /// The binary under test: `QUAYSIDE_BIN` when set (bench/ runs the release
 /// build through the same tests), else the one cargo built for this run.
@@ -114,8 +151,8 @@ impl Server {
             .open(&log)
             .expect("log file");
         let mut child = Command::new(binary())
-            .args(["serve", "--listen", "127.0.0.1:0", "--data"])
-            .arg(data)
+            .args(["serve", "--listen", "127.0.0.1:0"])
+            .args(store_args(data))
             .args(extra)
             .env("QUAYSIDE_ADMIN_PASSWORD", ADMIN_PASSWORD)
             .env("QUAYSIDE_PBKDF2_ITERATIONS", TEST_ITERATIONS)
@@ -449,8 +486,7 @@ impl Drop for Server {
 pub fn run_cli(data: &Path, args: &[&str], password: Option<&str>) -> std::process::Output {
     let mut child = Command::new(binary())
         .args(args)
-        .arg("--data")
-        .arg(data)
+        .args(store_args(data))
         .env("QUAYSIDE_PBKDF2_ITERATIONS", TEST_ITERATIONS)
         .env_remove("QUAYSIDE_PASSWORD")
         .stdin(Stdio::piped())

@@ -165,6 +165,23 @@ impl ConnectOptions {
         })
     }
 
+    /// The database as a log names it: `postgresql://user@host:port/db`,
+    /// never the password.
+    pub fn describe(&self) -> String {
+        let host = match self.config.get_hosts().first() {
+            Some(postgres::config::Host::Tcp(name)) => name.clone(),
+            #[cfg(unix)]
+            Some(postgres::config::Host::Unix(path)) => path.display().to_string(),
+            None => String::new(),
+        };
+        let port = self.config.get_ports().first().copied().unwrap_or(5432);
+        format!(
+            "postgresql://{}@{host}:{port}/{}",
+            self.user(),
+            self.dbname()
+        )
+    }
+
     pub fn user(&self) -> &str {
         self.config.get_user().unwrap_or_default()
     }

@@ -323,6 +323,20 @@ impl Cluster {
         self.admin().with_dbname(&name)
     }
 
+    /// A new, empty database as a `--database` connection string.
+    pub fn database_string(&self) -> String {
+        let n = self.next_database.fetch_add(1, Ordering::Relaxed);
+        let name = format!("t_{n}");
+        let admin = Client::connect(&self.admin()).expect("connect to the test cluster");
+        admin
+            .batch_execute(&format!("CREATE DATABASE {name}"))
+            .expect("create a test database");
+        format!(
+            "host={} user=postgres dbname={name} sslmode=disable",
+            self.dir.display()
+        )
+    }
+
     /// A database with the given collation (from template0, which allows it).
     pub fn database_with_collation(&self, collation: &str) -> ConnectOptions {
         let n = self.next_database.fetch_add(1, Ordering::Relaxed);

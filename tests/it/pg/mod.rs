@@ -6,7 +6,7 @@
 //! Run them alone with `cargo test --test it pg::`.
 
 mod client;
-mod cluster;
+pub mod cluster;
 mod errors;
 mod schema;
 mod seam;
