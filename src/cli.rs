@@ -81,6 +81,18 @@ enum Command {
         #[arg(long, default_value = "unlocode-import")]
         user: String,
     },
+    /// Copy a data file into an empty PostgreSQL database (every record, file,
+    /// account and the change log), check the copy, and commit it; the data
+    /// file is only read and keeps working.
+    Migrate {
+        /// The data file to copy.
+        #[arg(long)]
+        from: PathBuf,
+        /// The PostgreSQL database to copy it into (a connection string, as
+        /// `--database` takes); it must hold no records.
+        #[arg(long)]
+        to: String,
+    },
 }
 
 #[derive(Args, Debug)]
@@ -247,6 +259,7 @@ pub fn main() -> i32 {
             Command::Backup { out } => backup(&at, &out),
             Command::Check => check(&at),
             Command::ImportUnlocode { file, user } => import_unlocode(&at, &file, &user),
+            Command::Migrate { from, to } => migrate(&from, &to),
         });
     match result {
         Ok(()) => 0,
@@ -785,6 +798,18 @@ fn check(at: &db::Location) -> CliResult {
         }
         Err(format!("{} problem(s) found in {data}", problems.len()).into())
     }
+}
+
+/// `quayside migrate --from FILE --to DATABASE` (see [`db::transfer`]).
+fn migrate(from: &Path, to: &str) -> CliResult {
+    let db::Location::Postgres(options) = db::Location::parse(to)? else {
+        return Err(format!(
+            "--to must be a PostgreSQL database (postgres://... or host=... dbname=...), not {to}"
+        )
+        .into());
+    };
+    db::transfer::migrate(from, &options, &mut std::io::stderr())?;
+    Ok(())
 }
 
 /// `quayside import-unlocode FILE.csv`.

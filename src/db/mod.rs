@@ -17,6 +17,7 @@ pub mod migrate;
 pub mod pg;
 pub mod stamp;
 pub mod statistics;
+pub mod transfer;
 pub mod vacuum;
 pub mod value;
 pub mod writer;

@@ -74,6 +74,8 @@ pub struct Server {
     child: Option<Child>,
     pub base: String,
     pub data: PathBuf,
+    /// How the server and the CLI name the store (`--data` or `--database`).
+    store: Vec<std::ffi::OsString>,
     pub log: PathBuf,
     dir: Option<tempfile::TempDir>,
     agent: ureq::Agent,
@@ -142,8 +144,27 @@ impl Server {
         server
     }
 
+    /// A server on a new data file, SQLite whatever the tests' engine (a
+    /// file to migrate, ...).
+    pub fn start_on_file() -> Server {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let data = dir.path().join("quayside.db");
+        let mut server = Server::spawn_on_file(&data, &[]);
+        server.dir = Some(dir);
+        server
+    }
+
+    /// A server on the data file `data` itself, whatever the tests' engine.
+    pub fn spawn_on_file(data: &Path, extra: &[&str]) -> Server {
+        Server::spawn_with(data, vec!["--data".into(), data.into()], extra)
+    }
+
     /// A server on an existing data file (for restarts); the caller keeps the directory.
     pub fn spawn(data: &Path, extra: &[&str]) -> Server {
+        Server::spawn_with(data, store_args(data), extra)
+    }
+
+    fn spawn_with(data: &Path, store: Vec<std::ffi::OsString>, extra: &[&str]) -> Server {
         let log = data.with_extension("log");
         let log_file = std::fs::OpenOptions::new()
             .create(true)
@@ -152,7 +173,7 @@ impl Server {
             .expect("log file");
         let mut child = Command::new(binary())
             .args(["serve", "--listen", "127.0.0.1:0"])
-            .args(store_args(data))
+            .args(&store)
             .args(extra)
             .env("QUAYSIDE_ADMIN_PASSWORD", ADMIN_PASSWORD)
             .env("QUAYSIDE_PBKDF2_ITERATIONS", TEST_ITERATIONS)
@@ -185,6 +206,7 @@ impl Server {
             child: Some(child),
             base,
             data: data.to_path_buf(),
+            store,
             log,
             dir: None,
             agent,
@@ -455,7 +477,7 @@ impl Server {
 
     /// Runs `quayside ARGS --data FILE` against this server's file.
     pub fn cli(&self, args: &[&str], password: Option<&str>) -> std::process::Output {
-        run_cli(&self.data, args, password)
+        run_cli_with(&self.store, args, password)
     }
 
     /// Adds an account through the CLI and logs it in.
@@ -484,9 +506,18 @@ impl Drop for Server {
 
 /// Runs the CLI on a data file, with the password on stdin when given.
 pub fn run_cli(data: &Path, args: &[&str], password: Option<&str>) -> std::process::Output {
+    run_cli_with(&store_args(data), args, password)
+}
+
+/// Runs the CLI on the store `store` names (`--data FILE` or `--database ...`).
+pub fn run_cli_with(
+    store: &[std::ffi::OsString],
+    args: &[&str],
+    password: Option<&str>,
+) -> std::process::Output {
     let mut child = Command::new(binary())
         .args(args)
-        .args(store_args(data))
+        .args(store)
         .env("QUAYSIDE_PBKDF2_ITERATIONS", TEST_ITERATIONS)
         .env_remove("QUAYSIDE_PASSWORD")
         .stdin(Stdio::piped())

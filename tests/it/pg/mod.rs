@@ -8,6 +8,7 @@
 mod client;
 pub mod cluster;
 mod errors;
+mod migrate;
 mod schema;
 mod seam;
 mod tls;
