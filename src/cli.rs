@@ -352,12 +352,15 @@ fn serve(at: &db::Location, log_level: LevelFilter, args: ServeArgs) -> CliResul
             retry_base: Duration::from_millis(args.webhook_retry_base_ms.max(1)),
             retry_max: Duration::from_secs(args.webhook_retry_max_secs),
         };
-        let database = db::Db::open_at(
-            at,
-            args.readers.max(1),
-            args.max_page_count,
-            Arc::new(crate::changes::Capture::default()),
-        )?;
+        // Off the executor: PostgreSQL's client blocks on a runtime of its own.
+        let database = tokio::task::block_in_place(|| {
+            db::Db::open_at(
+                at,
+                args.readers.max(1),
+                args.max_page_count,
+                Arc::new(crate::changes::Capture::default()),
+            )
+        })?;
         let listener = crate::http::server::bind(args.listen)
             .map_err(|e| format!("cannot listen on {}: {e}", args.listen))?;
         let address = listener.local_addr().map_err(|e| e.to_string())?;

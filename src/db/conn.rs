@@ -630,7 +630,7 @@ impl fmt::Display for Error {
                 f.write_str("a column cannot be read as its type")
             }
             Error::Sqlite(err) => write!(f, "sqlite: {err}"),
-            Error::Pg(err) => write!(f, "postgresql: {err}"),
+            Error::Pg(err) => write!(f, "{err}"),
             Error::Unsupported(what) => write!(f, "not supported on this engine: {what}"),
             Error::Other(err) => write!(f, "{err}"),
         }

@@ -459,8 +459,8 @@ fn first_serve_prints_a_generated_admin_password_once() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("fresh.db");
     let mut child = std::process::Command::new(common::binary())
-        .args(["serve", "--listen", "127.0.0.1:0", "--data"])
-        .arg(&data)
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .args(common::store_args(&data))
         .env_remove("QUAYSIDE_ADMIN_PASSWORD")
         .env("QUAYSIDE_PBKDF2_ITERATIONS", common::TEST_ITERATIONS)
         .stdout(std::process::Stdio::piped())

@@ -78,7 +78,8 @@ pub struct Client {
 }
 
 struct Inner {
-    client: postgres::Client,
+    /// Dropped by [`Client`]'s `Drop`, off any async runtime.
+    client: std::mem::ManuallyDrop<postgres::Client>,
     statements: HashMap<String, Cached>,
     /// Uses so far: the cache's clock for "least recently used".
     uses: u64,
@@ -99,7 +100,7 @@ impl Client {
         let client = options.config.connect(tls)?;
         Ok(Client {
             inner: RefCell::new(Inner {
-                client,
+                client: std::mem::ManuallyDrop::new(client),
                 statements: HashMap::new(),
                 uses: 0,
                 prepared: 0,
@@ -257,6 +258,25 @@ impl Client {
             }
             Error::from(error)
         })
+    }
+}
+
+/// Closing a connection blocks on the driver's own runtime, which may not
+/// happen on a thread that drives another runtime (a pool's connection may be
+/// dropped anywhere, the server's last handle inside its runtime): there, the
+/// connection is closed by a thread of its own.
+impl Drop for Client {
+    fn drop(&mut self) {
+        let inner = self.inner.get_mut();
+        // SAFETY: `client` is taken once, here, and never used again.
+        let client = unsafe { std::mem::ManuallyDrop::take(&mut inner.client) };
+        if tokio::runtime::Handle::try_current().is_ok() {
+            let _ = std::thread::Builder::new()
+                .name("quayside-pg-close".into())
+                .spawn(move || drop(client));
+        } else {
+            drop(client);
+        }
     }
 }
 
