@@ -5,6 +5,7 @@
 //!
 //! Run them alone with `cargo test --test it pg::`.
 
+mod capture;
 mod client;
 mod cluster;
 mod errors;
