@@ -604,6 +604,16 @@ fn the_same_writes_record_the_same_entries_as_on_sqlite() {
             locations::delete_or_deactivate(c, Catalog::Ports, "NLRTM", "carol", 30)?;
             delete_org(c, "vendor")
         });
+        // Deleted, made again and deleted again in one write: the entry
+        // carries the newest copy.
+        write(conn, capture, "dave", |c| {
+            organizations::insert(c, &org("twice", "Twice One", "tenant-c"))
+        });
+        write(conn, capture, "dave", |c| {
+            delete_org(c, "twice")?;
+            organizations::insert(c, &org("twice", "Twice Two", "tenant-c"))?;
+            delete_org(c, "twice")
+        });
     }
     let on_sqlite = log(&sqlite);
     let on_pg = log(&pg);
@@ -623,9 +633,12 @@ fn the_same_writes_record_the_same_entries_as_on_sqlite() {
             "port.created",
             "port.deleted",
             "organization.deleted",
+            "organization.created",
+            "organization.deleted",
         ]
     );
     assert_eq!(on_pg, on_sqlite);
+    assert_eq!(on_pg[13].record["body"]["name"], "Twice Two");
     // The deleted attachment's size and digest come from the blob's copy.
     assert_eq!(on_pg[5].record["body"]["size"], 42, "{:?}", on_pg[5].record);
     // The deleted workspace's entry is still seen by its parties.
@@ -636,9 +649,9 @@ fn the_same_writes_record_the_same_entries_as_on_sqlite() {
         ),
         (Some("tenant-a"), Some("tenant-b"))
     );
-    assert_eq!(head(&pg), 12);
-    assert_eq!(sqlite_capture.head(&sqlite).unwrap(), 12);
-    assert_eq!(pg_capture.head(&pg).unwrap(), 12);
+    assert_eq!(head(&pg), 14);
+    assert_eq!(sqlite_capture.head(&sqlite).unwrap(), 14);
+    assert_eq!(pg_capture.head(&pg).unwrap(), 14);
 }
 
 fn workspace() -> Workspace {
