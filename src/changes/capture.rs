@@ -363,7 +363,7 @@ fn take_notes(conn: &Conn, state: &State) -> crate::db::Result<Vec<Pending>> {
 }
 
 /// One entry to append, rendered; its `seq` is given when it is appended.
-struct Entry {
+struct NewEntry {
     event_type: String,
     rendered: Rendered,
     client: Option<String>,
@@ -466,7 +466,7 @@ pub fn record(conn: &Conn, actor: &str, state: &State) -> ApiResult<Option<u64>>
         if state == Net::Deleted && table == "workspaces" {
             tenants.forget(&key[0]);
         }
-        entries.push(Entry {
+        entries.push(NewEntry {
             event_type: format!("{}.{verb}", rendered.entity),
             rendered,
             client,
@@ -494,37 +494,39 @@ pub fn record(conn: &Conn, actor: &str, state: &State) -> ApiResult<Option<u64>>
 }
 
 /// Appends `entries` to the log, in order; the last sequence appended, if
-/// any. SQLite assigns each `seq` (the rowid: one writer, so commit order).
-/// On PostgreSQL `seq` follows `change_log.head`, moved past them in the same
-/// statement that reads it; the writer's transaction holds that row's lock
-/// from its first statement (docs/design/postgresql.md 3.4), so the numbers
-/// are dense and in commit order across processes.
-fn append(conn: &Conn, actor: &str, entries: Vec<Entry>) -> ApiResult<Option<u64>> {
+/// any.
+fn append(conn: &Conn, actor: &str, entries: Vec<NewEntry>) -> ApiResult<Option<u64>> {
     if entries.is_empty() {
         return Ok(None);
     }
     let now = crate::clock::now_ms();
-    let engine = conn.dialect().engine;
-    let mut next = match engine {
-        Engine::Sqlite => 0,
-        Engine::Postgres => {
-            let head: i64 = conn
-                .prepare_cached(
-                    "UPDATE change_log SET head = head + ?1 WHERE id = 1 RETURNING head",
-                )?
-                .query_row([entries.len() as i64], |row| row.get(0))?;
-            head - entries.len() as i64 + 1
-        }
-    };
+    match conn.dialect().engine {
+        Engine::Sqlite => append_sqlite(conn, actor, now, entries),
+        Engine::Postgres => append_postgres(conn, actor, now, entries),
+    }
+}
+
+/// SQLite assigns each `seq` (the rowid: one writer, so commit order).
+fn append_sqlite(
+    conn: &Conn,
+    actor: &str,
+    now: i64,
+    entries: Vec<NewEntry>,
+) -> ApiResult<Option<u64>> {
     let mut last = None;
     for entry in entries {
-        let Entry {
+        let NewEntry {
             event_type,
             rendered,
             client,
             vendor,
         } = entry;
-        let values = params![
+        conn.prepare_cached(
+            "INSERT INTO changes (event_id, type, entity_type, entity_id, feed, workspace_id, \
+             client_tenant, vendor_tenant, actor, occurred_at, record) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+        )?
+        .execute(params![
             uuid::Uuid::now_v7().to_string(),
             event_type,
             rendered.entity_type,
@@ -536,32 +538,65 @@ fn append(conn: &Conn, actor: &str, entries: Vec<Entry>) -> ApiResult<Option<u64
             actor,
             now,
             rendered.record,
-        ];
-        match engine {
-            Engine::Sqlite => {
-                conn.prepare_cached(
-                    "INSERT INTO changes (event_id, type, entity_type, entity_id, feed, \
-                     workspace_id, client_tenant, vendor_tenant, actor, occurred_at, record) \
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-                )?
-                .execute(values)?;
-                last = Some(conn.last_insert_rowid() as u64);
-            }
-            Engine::Postgres => {
-                let mut with_seq: Vec<&dyn crate::db::ToSql> = vec![&next];
-                with_seq.extend(values.iter().copied());
-                conn.prepare_cached(
-                    "INSERT INTO changes (seq, event_id, type, entity_type, entity_id, feed, \
-                     workspace_id, client_tenant, vendor_tenant, actor, occurred_at, record) \
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
-                )?
-                .execute(with_seq.as_slice())?;
-                last = Some(next as u64);
-                next += 1;
-            }
-        }
+        ])?;
+        last = Some(conn.last_insert_rowid() as u64);
     }
     Ok(last)
+}
+
+/// PostgreSQL: `seq` follows `change_log.head`, which the same statement
+/// moves past the entries. The writer's transaction holds that row's lock
+/// from its first statement (docs/design/postgresql.md 3.4), so the numbers
+/// are dense and in commit order across processes. One round trip for all
+/// of a write's entries: they go as one JSON array, one object each, read
+/// back by `json_to_recordset` (one statement text whatever their number).
+fn append_postgres(
+    conn: &Conn,
+    actor: &str,
+    now: i64,
+    entries: Vec<NewEntry>,
+) -> ApiResult<Option<u64>> {
+    let count = entries.len() as i64;
+    let rows: Vec<serde_json::Value> = entries
+        .into_iter()
+        .enumerate()
+        .map(|(i, entry)| {
+            serde_json::json!({
+                "i": i as i64 + 1,
+                "event_id": uuid::Uuid::now_v7().to_string(),
+                "type": entry.event_type,
+                "entity_type": entry.rendered.entity_type,
+                "entity_id": entry.rendered.entity_id,
+                "feed": entry.rendered.feed.key(),
+                "workspace_id": entry.rendered.workspace_id,
+                "client_tenant": entry.client,
+                "vendor_tenant": entry.vendor,
+                "record": entry.rendered.record,
+            })
+        })
+        .collect();
+    let rows = serde_json::Value::Array(rows).to_string();
+    let seqs: Vec<i64> = conn
+        .prepare_cached(
+            "WITH moved AS (UPDATE change_log SET head = head + ?2::bigint WHERE id = 1 RETURNING head) \
+             INSERT INTO changes (seq, event_id, type, entity_type, entity_id, feed, \
+             workspace_id, client_tenant, vendor_tenant, actor, occurred_at, record) \
+             SELECT moved.head - ?2 + e.i, e.event_id, e.type, e.entity_type, e.entity_id, \
+             e.feed, e.workspace_id, e.client_tenant, e.vendor_tenant, ?3::text, ?4::bigint, e.record \
+             FROM moved, json_to_recordset(?1::json) AS e(i bigint, event_id text, type text, \
+             entity_type text, entity_id text, feed text, workspace_id text, \
+             client_tenant text, vendor_tenant text, record text) \
+             RETURNING seq",
+        )?
+        .query_map(params![rows, count, actor, now], |row| row.get(0))?
+        .collect::<Result<_, _>>()?;
+    if seqs.len() as i64 != count {
+        return Err(crate::error::ApiError::internal(format!(
+            "change log: {count} entries to append, {} appended (is the change_log row there?)",
+            seqs.len()
+        )));
+    }
+    Ok(seqs.into_iter().max().map(|seq| seq as u64))
 }
 
 /// The last sequence committed: the largest `seq` (SQLite), or

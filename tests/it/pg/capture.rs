@@ -547,8 +547,8 @@ fn conn_insert(conn: &Conn, id: &str) {
 /// sequences, types, actors, tenants, feeds and records alike (only
 /// `event_id` and `occurred_at` differ, as between any two runs). Covers a
 /// workspace's tenants (also read from the copy of a deleted workspace),
-/// a document, and an attachment deleted with its blob (the shadowed
-/// `blobs`' copy).
+/// a document, an attachment deleted with its blob (the shadowed `blobs`'
+/// copy), and fifty entries of one write with text that needs escaping.
 #[test]
 fn the_same_writes_record_the_same_entries_as_on_sqlite() {
     let options = database();
@@ -604,6 +604,21 @@ fn the_same_writes_record_the_same_entries_as_on_sqlite() {
             locations::delete_or_deactivate(c, Catalog::Ports, "NLRTM", "carol", 30)?;
             delete_org(c, "vendor")
         });
+        // Many entries of one write, with text that needs escaping.
+        write(conn, capture, "erin", |c| {
+            for i in 0..50 {
+                let name = format!("Ĳmuiden \"{i}\" \\ tab\t ✓");
+                locations::upsert(
+                    c,
+                    Catalog::Ports,
+                    &format!("NL{i:03}"),
+                    &port(&name),
+                    "erin",
+                    50,
+                )?;
+            }
+            Ok(())
+        });
         // Deleted, made again and deleted again in one write: the entry
         // carries the newest copy.
         write(conn, capture, "dave", |c| {
@@ -633,12 +648,15 @@ fn the_same_writes_record_the_same_entries_as_on_sqlite() {
             "port.created",
             "port.deleted",
             "organization.deleted",
-            "organization.created",
-            "organization.deleted",
         ]
+        .into_iter()
+        .chain(std::iter::repeat_n("port.created", 50))
+        .chain(["organization.created", "organization.deleted"])
+        .collect::<Vec<_>>()
     );
     assert_eq!(on_pg, on_sqlite);
-    assert_eq!(on_pg[13].record["body"]["name"], "Twice Two");
+    assert_eq!(on_pg[12].record["body"]["name"], "Ĳmuiden \"0\" \\ tab\t ✓");
+    assert_eq!(on_pg[63].record["body"]["name"], "Twice Two");
     // The deleted attachment's size and digest come from the blob's copy.
     assert_eq!(on_pg[5].record["body"]["size"], 42, "{:?}", on_pg[5].record);
     // The deleted workspace's entry is still seen by its parties.
@@ -649,9 +667,9 @@ fn the_same_writes_record_the_same_entries_as_on_sqlite() {
         ),
         (Some("tenant-a"), Some("tenant-b"))
     );
-    assert_eq!(head(&pg), 14);
-    assert_eq!(sqlite_capture.head(&sqlite).unwrap(), 14);
-    assert_eq!(pg_capture.head(&pg).unwrap(), 14);
+    assert_eq!(head(&pg), 64);
+    assert_eq!(sqlite_capture.head(&sqlite).unwrap(), 64);
+    assert_eq!(pg_capture.head(&pg).unwrap(), 64);
 }
 
 fn workspace() -> Workspace {
