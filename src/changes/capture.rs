@@ -1,26 +1,43 @@
 //! Recording changes in the transaction that makes them.
 //!
-//! [`install`] puts TEMP triggers on every covered table (`sources.rs`) of one
-//! connection: each insert, update and delete hands the row's key to a
-//! function of this process (`quayside_change_note`), which keeps it in
-//! memory, and a delete also keeps a copy of the row in the in-memory table
-//! `temp.gone_<table>`. [`record`] then turns what one write noted into change
+//! [`install`] makes every covered table (`sources.rs`) note its changes on
+//! one connection, and [`record`] then turns what one write noted into change
 //! entries, in the same transaction, right after the write's own savepoint:
 //! the writer thread calls it after every write (`db::writer::Capture`), so no
-//! handler can forget it, and fails the whole batch if it cannot record. A write
-//! that fails is rolled back with its copies, and its notes are dropped
-//! ([`discard`]).
+//! handler can forget it, and fails the whole batch if it cannot record. A
+//! write that fails is rolled back with its notes and copies
+//! ([`discard`] forgets the rest).
 //!
-//! Temp tables live in memory and never reach the WAL. Only connections that
-//! installed the triggers record changes: the writer thread's and the CLI's
-//! import. Another program writing the file (the sqlite3 shell) is not seen.
+//! How a change is noted depends on the engine:
+//! - SQLite: TEMP triggers hand each insert's, update's and delete's key to a
+//!   function of this process (`quayside_change_note`), which keeps it in
+//!   memory, and a delete also keeps a copy of the row in the in-memory table
+//!   `temp.gone_<table>`. `seq` is the rowid SQLite assigns.
+//! - PostgreSQL (no TEMP triggers on permanent tables, no functions of this
+//!   process): one PL/pgSQL trigger function per covered table, made by
+//!   [`install`] on the permanent tables, noting into the session's temp
+//!   table `change_notes` and copying deleted rows into `pg_temp.gone_<table>`
+//!   — but only in a session that set `quayside.capture = 'on'`, which only
+//!   [`install`] does. [`record`] takes the notes back in one statement
+//!   (`DELETE … RETURNING`) and assigns `seq` itself: the last one
+//!   (`change_log.head`, under the row lock the writer's transaction holds)
+//!   plus one, two, … (docs/design/postgresql.md 3.4, 3.10).
+//!
+//! From the notes on, [`record`] is one code for both: the net effect per
+//! record, the `SOURCES` renderers, the entries.
+//!
+//! Temp tables never reach the WAL on either engine. Only connections that
+//! installed the capture record changes: the writer thread's and the CLI's
+//! import. Another program writing the data (the sqlite3 shell, psql) is not
+//! seen.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use crate::db::dialect::Engine;
 use crate::db::{Conn, params};
 
-use super::sources::{Items, Kept, SHADOWED, SOURCES, Source, Tables};
+use super::sources::{Items, Kept, Rendered, SHADOWED, SOURCES, Source, Tables};
 use crate::error::ApiResult;
 
 /// The tenants owning a workspace's client and vendor organizations, as far
@@ -35,12 +52,14 @@ pub struct State {
     /// Each workspace's [`Parties`].
     tenants: Kept<Parties>,
     items: Items,
-    /// What the triggers noted since the last [`record`] or [`discard`].
+    /// What the triggers noted since the last [`record`] or [`discard`]
+    /// (SQLite; PostgreSQL's triggers note into a temp table).
     notes: Arc<Mutex<Vec<Pending>>>,
 }
 
 /// Drops what a write that failed had noted (its rows were rolled back), and
-/// what was kept of rows it may have read.
+/// what was kept of rows it may have read. On PostgreSQL the notes are rows
+/// of a temp table, rolled back with the write's savepoint.
 pub fn discard(state: &State) {
     state
         .notes
@@ -51,8 +70,8 @@ pub fn discard(state: &State) {
     state.tenants.clear();
 }
 
-/// The SQL function the triggers call: `(table, key1, key2, op, old status,
-/// new status)`.
+/// The SQL function SQLite's triggers call: `(table, key1, key2, op, old
+/// status, new status)`.
 const NOTE: &str = "quayside_change_note";
 
 /// What one change did to its row, net over one write.
@@ -63,14 +82,49 @@ enum Net {
     Deleted,
 }
 
-/// The copy of `table`'s deleted rows.
-fn gone(table: &str) -> String {
-    format!("temp.gone_{table}")
+/// A covered table itself.
+fn live(engine: Engine, table: &str) -> String {
+    match engine {
+        Engine::Sqlite => format!("main.{table}"),
+        // The schema's tables are found on the search path; the capture's
+        // temp tables are all named `gone_*` / `change_notes`, so none
+        // shadows one.
+        Engine::Postgres => table.to_string(),
+    }
 }
 
-/// Creates the note function, the temp tables and the triggers on `conn`
-/// (once per connection).
+/// The copy of `table`'s deleted rows.
+fn gone(engine: Engine, table: &str) -> String {
+    match engine {
+        Engine::Sqlite => format!("temp.gone_{table}"),
+        Engine::Postgres => format!("pg_temp.gone_{table}"),
+    }
+}
+
+/// The copy of `table`'s deleted rows, the newest first (a row deleted twice
+/// in one write: the last known one first). PostgreSQL's is a temp view over
+/// the copy (a subquery would need an alias, and renders add their own).
+fn newest_gone(engine: Engine, table: &str) -> String {
+    match engine {
+        Engine::Sqlite => format!(
+            "(SELECT * FROM {} ORDER BY rowid DESC)",
+            gone(engine, table)
+        ),
+        Engine::Postgres => format!("pg_temp.newest_gone_{table}"),
+    }
+}
+
+/// Makes the covered tables of `conn` note their changes (once per
+/// connection).
 pub fn install(conn: &Conn, state: &State) -> crate::db::Result<()> {
+    match conn.dialect().engine {
+        Engine::Sqlite => install_sqlite(conn, state),
+        Engine::Postgres => conn.execute_batch(&postgres_install()),
+    }
+}
+
+/// SQLite: the note function, the temp tables and the TEMP triggers.
+fn install_sqlite(conn: &Conn, state: &State) -> crate::db::Result<()> {
     let notes = state.notes.clone();
     conn.create_procedure(NOTE, 6, move |args| {
         // Keys are text, but a rowid (a shadowed table's key) is an integer.
@@ -85,13 +139,10 @@ pub fn install(conn: &Conn, state: &State) -> crate::db::Result<()> {
                 }
             })
         };
-        let mut key = vec![text(1)?.unwrap_or_default()];
-        if let Some(k2) = text(2)? {
-            key.push(k2);
-        }
         let note = Pending {
             table: text(0)?.unwrap_or_default(),
-            key,
+            key1: text(1)?,
+            key2: text(2)?,
             op: text(3)?.unwrap_or_default(),
             old_status: text(4)?,
             new_status: text(5)?,
@@ -146,7 +197,8 @@ pub fn install(conn: &Conn, state: &State) -> crate::db::Result<()> {
     conn.execute_batch(&sql)
 }
 
-/// The copy table of `table` and its delete trigger, which also runs `then`.
+/// The copy table of `table` and its delete trigger, which also runs `then`
+/// (SQLite).
 fn copy_on_delete(conn: &Conn, table: &str, then: Option<String>) -> crate::db::Result<String> {
     let columns: Vec<String> = conn
         .prepare(&format!("SELECT name FROM pragma_table_info('{table}')"))?
@@ -166,6 +218,105 @@ fn copy_on_delete(conn: &Conn, table: &str, then: Option<String>) -> crate::db::
     ))
 }
 
+/// The advisory lock PostgreSQL's [`install`] holds while it replaces the
+/// trigger functions, so that processes starting together do not collide
+/// ("tuple concurrently updated").
+const INSTALL_LOCK: &str = "SELECT pg_advisory_xact_lock(hashtext('quayside.capture'))";
+
+/// The name of the trigger on every covered table (PostgreSQL).
+const TRIGGER: &str = "quayside_change";
+
+/// PostgreSQL: everything [`install`] runs, as one batch (one round trip;
+/// a simple query of several statements is one transaction, so the advisory
+/// lock is held to its end and a failure leaves nothing half made).
+///
+/// - The trigger functions `quayside_change_<table>()`, one per covered
+///   table, generated from `SOURCES` and `SHADOWED`, replaced at every start
+///   (`CREATE OR REPLACE`: a new build's functions take over with no
+///   migration step; the table is not locked).
+/// - The triggers `quayside_change` on the permanent tables, made only where
+///   missing: a trigger just names its function, all it does is in the
+///   function, and creating one locks its table against writes.
+/// - This session's temp tables: `change_notes` (ordered by an identity
+///   column) and, per table, `gone_<table>` (its columns, then `copy_n`),
+///   with the view `newest_gone_<table>` over it, newest first.
+/// - `SET quayside.capture = 'on'`: the functions do nothing in a session
+///   without it (psql, another tool).
+fn postgres_install() -> String {
+    let mut sql = format!(
+        "{INSTALL_LOCK};\n\
+         CREATE TEMP TABLE IF NOT EXISTS change_notes (\
+         n bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, tbl text NOT NULL, key1 text, \
+         key2 text, op text NOT NULL, old_status text, new_status text);\n"
+    );
+    let noted = |table: &str, k1: &str, k2: &str, op: &str, old: &str, new: &str| {
+        format!(
+            "INSERT INTO pg_temp.change_notes (tbl, key1, key2, op, old_status, new_status) \
+             VALUES ('{table}', {k1}, {k2}, '{op}', {old}, {new});"
+        )
+    };
+    let copy = |table: &str| format!("INSERT INTO pg_temp.gone_{table} SELECT OLD.*;");
+    let mut tables: Vec<(&str, &str, String)> = Vec::new();
+    for table in SHADOWED {
+        // Noted (with no key) so that `record` clears the copies after the write.
+        let body = format!(
+            "{} {}",
+            copy(table),
+            noted(table, "NULL", "NULL", "s", "NULL", "NULL")
+        );
+        tables.push((table, "DELETE", body));
+    }
+    for source in &SOURCES {
+        let t = source.table;
+        let key = |row: &str| {
+            let k1 = format!("{row}.{}::text", source.key[0]);
+            let k2 = source
+                .key
+                .get(1)
+                .map_or("NULL".to_string(), |k| format!("{row}.{k}::text"));
+            (k1, k2)
+        };
+        let status = |row: &str| {
+            source.status.map_or("NULL".to_string(), |(column, _)| {
+                format!("{row}.{column}::text")
+            })
+        };
+        let (new1, new2) = key("NEW");
+        let (old1, old2) = key("OLD");
+        let body = format!(
+            "IF TG_OP = 'INSERT' THEN {} \
+             ELSIF TG_OP = 'UPDATE' THEN {} \
+             ELSE {} {} END IF;",
+            noted(t, &new1, &new2, "c", "NULL", &status("NEW")),
+            noted(t, &new1, &new2, "u", &status("OLD"), &status("NEW")),
+            copy(t),
+            noted(t, &old1, &old2, "d", &status("OLD"), "NULL"),
+        );
+        tables.push((t, "INSERT OR UPDATE OR DELETE", body));
+    }
+    for (t, events, body) in tables {
+        sql.push_str(&format!(
+            "CREATE TEMP TABLE IF NOT EXISTS gone_{t} \
+             (LIKE {t}, copy_n bigint GENERATED ALWAYS AS IDENTITY);\n\
+             CREATE OR REPLACE TEMP VIEW newest_gone_{t} AS \
+             SELECT * FROM pg_temp.gone_{t} ORDER BY copy_n DESC;\n\
+             CREATE OR REPLACE FUNCTION {TRIGGER}_{t}() RETURNS trigger LANGUAGE plpgsql AS $f$\n\
+             BEGIN\n\
+             IF current_setting('quayside.capture', true) IS DISTINCT FROM 'on' THEN \
+             RETURN NULL; END IF;\n\
+             {body}\n\
+             RETURN NULL;\n\
+             END $f$;\n\
+             DO $d$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_trigger \
+             WHERE tgrelid = '{t}'::regclass AND tgname = '{TRIGGER}') THEN \
+             CREATE TRIGGER {TRIGGER} AFTER {events} ON {t} \
+             FOR EACH ROW EXECUTE FUNCTION {TRIGGER}_{t}(); END IF; END $d$;\n"
+        ));
+    }
+    sql.push_str("SET quayside.capture = 'on';\n");
+    sql
+}
+
 /// A covered table and a row's key in it.
 type RowKey = (String, Vec<String>);
 /// The net effect on one row so far (`None`: none at all), with its status
@@ -175,26 +326,69 @@ type Effect = (Option<Net>, Option<String>, Option<String>);
 /// One noted change.
 struct Pending {
     table: String,
-    key: Vec<String>,
+    key1: Option<String>,
+    key2: Option<String>,
     op: String,
     old_status: Option<String>,
     new_status: Option<String>,
 }
 
+/// Takes what the current write noted, in the order noted: from memory
+/// (SQLite), or from the session's `change_notes` in one round trip
+/// (PostgreSQL; the rows' deletion is part of the transaction, so a batch
+/// rolled back after this leaves the table as empty as it found it).
+fn take_notes(conn: &Conn, state: &State) -> crate::db::Result<Vec<Pending>> {
+    match conn.dialect().engine {
+        Engine::Sqlite => Ok(std::mem::take(
+            &mut *state.notes.lock().unwrap_or_else(|p| p.into_inner()),
+        )),
+        Engine::Postgres => conn
+            .prepare_cached(
+                "WITH taken AS (DELETE FROM pg_temp.change_notes \
+                 RETURNING n, tbl, key1, key2, op, old_status, new_status) \
+                 SELECT tbl, key1, key2, op, old_status, new_status FROM taken ORDER BY n",
+            )?
+            .query_map([], |row| {
+                Ok(Pending {
+                    table: row.get(0)?,
+                    key1: row.get(1)?,
+                    key2: row.get(2)?,
+                    op: row.get(3)?,
+                    old_status: row.get(4)?,
+                    new_status: row.get(5)?,
+                })
+            })?
+            .collect(),
+    }
+}
+
+/// One entry to append, rendered; its `seq` is given when it is appended.
+struct NewEntry {
+    event_type: String,
+    rendered: Rendered,
+    client: Option<String>,
+    vendor: Option<String>,
+}
+
 /// Turns what the current write noted into change entries by `actor`; returns
 /// the last sequence appended, if any. Runs in the write's transaction.
 pub fn record(conn: &Conn, actor: &str, state: &State) -> ApiResult<Option<u64>> {
-    let pending = std::mem::take(&mut *state.notes.lock().unwrap_or_else(|p| p.into_inner()));
+    let pending = take_notes(conn, state)?;
     if pending.is_empty() {
         return Ok(None);
     }
+    let engine = conn.dialect().engine;
     // One entry per record, in the order the write first touched them, with
     // the net effect of all it did to the record.
     let mut order: Vec<(String, Vec<String>)> = Vec::new();
     let mut net: HashMap<RowKey, Effect> = HashMap::new();
     let mut deletes = false;
     for p in pending {
-        let id = (p.table, p.key);
+        let mut key = vec![p.key1.unwrap_or_default()];
+        if let Some(k2) = p.key2 {
+            key.push(k2);
+        }
+        let id = (p.table, key);
         let op = match p.op.as_str() {
             "c" => Net::Created,
             "u" => Net::Updated,
@@ -227,19 +421,19 @@ pub fn record(conn: &Conn, actor: &str, state: &State) -> ApiResult<Option<u64>>
             }
         }
     }
-    let now = crate::clock::now_ms();
     let blobs = if deletes {
         format!(
-            "(SELECT id, size, sha256 FROM main.blobs UNION ALL \
+            "(SELECT id, size, sha256 FROM {} UNION ALL \
              SELECT id, size, sha256 FROM {})",
-            gone("blobs")
+            live(engine, "blobs"),
+            gone(engine, "blobs")
         )
     } else {
-        "main.blobs".to_string()
+        live(engine, "blobs")
     };
     let tenants = &state.tenants;
     let items = &state.items;
-    let mut last = None;
+    let mut entries = Vec::new();
     for id in order {
         let Some((Some(state), old_status, new_status)) = net.remove(&id) else {
             continue;
@@ -250,8 +444,8 @@ pub fn record(conn: &Conn, actor: &str, state: &State) -> ApiResult<Option<u64>>
         };
         let from = Tables {
             table: match state {
-                Net::Deleted => format!("(SELECT * FROM {} ORDER BY rowid DESC)", gone(&table)),
-                _ => format!("main.{table}"),
+                Net::Deleted => newest_gone(engine, &table),
+                _ => live(engine, &table),
             },
             blobs: blobs.clone(),
             items,
@@ -272,6 +466,61 @@ pub fn record(conn: &Conn, actor: &str, state: &State) -> ApiResult<Option<u64>>
         if state == Net::Deleted && table == "workspaces" {
             tenants.forget(&key[0]);
         }
+        entries.push(NewEntry {
+            event_type: format!("{}.{verb}", rendered.entity),
+            rendered,
+            client,
+            vendor,
+        });
+    }
+    let last = append(conn, actor, entries)?;
+    if deletes {
+        let tables = SOURCES.iter().map(|s| s.table).chain(SHADOWED);
+        match engine {
+            Engine::Sqlite => {
+                for table in tables {
+                    conn.execute(&format!("DELETE FROM {}", gone(engine, table)), [])?;
+                }
+            }
+            // One round trip for all of them.
+            Engine::Postgres => conn.execute_batch(
+                &tables
+                    .map(|table| format!("DELETE FROM {};", gone(engine, table)))
+                    .collect::<String>(),
+            )?,
+        }
+    }
+    Ok(last)
+}
+
+/// Appends `entries` to the log, in order; the last sequence appended, if
+/// any.
+fn append(conn: &Conn, actor: &str, entries: Vec<NewEntry>) -> ApiResult<Option<u64>> {
+    if entries.is_empty() {
+        return Ok(None);
+    }
+    let now = crate::clock::now_ms();
+    match conn.dialect().engine {
+        Engine::Sqlite => append_sqlite(conn, actor, now, entries),
+        Engine::Postgres => append_postgres(conn, actor, now, entries),
+    }
+}
+
+/// SQLite assigns each `seq` (the rowid: one writer, so commit order).
+fn append_sqlite(
+    conn: &Conn,
+    actor: &str,
+    now: i64,
+    entries: Vec<NewEntry>,
+) -> ApiResult<Option<u64>> {
+    let mut last = None;
+    for entry in entries {
+        let NewEntry {
+            event_type,
+            rendered,
+            client,
+            vendor,
+        } = entry;
         conn.prepare_cached(
             "INSERT INTO changes (event_id, type, entity_type, entity_id, feed, workspace_id, \
              client_tenant, vendor_tenant, actor, occurred_at, record) \
@@ -279,7 +528,7 @@ pub fn record(conn: &Conn, actor: &str, state: &State) -> ApiResult<Option<u64>>
         )?
         .execute(params![
             uuid::Uuid::now_v7().to_string(),
-            format!("{}.{verb}", rendered.entity),
+            event_type,
             rendered.entity_type,
             rendered.entity_id,
             rendered.feed.key(),
@@ -292,12 +541,76 @@ pub fn record(conn: &Conn, actor: &str, state: &State) -> ApiResult<Option<u64>>
         ])?;
         last = Some(conn.last_insert_rowid() as u64);
     }
-    if deletes {
-        for table in SOURCES.iter().map(|s| s.table).chain(SHADOWED) {
-            conn.execute(&format!("DELETE FROM {}", gone(table)), [])?;
+    Ok(last)
+}
+
+/// PostgreSQL: `seq` follows `change_log.head`, which the same statement
+/// moves past the entries. The writer's transaction holds that row's lock
+/// from its first statement (docs/design/postgresql.md 3.4), so the numbers
+/// are dense and in commit order across processes. One round trip for all
+/// of a write's entries: they go as one JSON array, one object each, read
+/// back by `json_to_recordset` (one statement text whatever their number).
+fn append_postgres(
+    conn: &Conn,
+    actor: &str,
+    now: i64,
+    entries: Vec<NewEntry>,
+) -> ApiResult<Option<u64>> {
+    let count = entries.len() as i64;
+    let rows: Vec<serde_json::Value> = entries
+        .into_iter()
+        .enumerate()
+        .map(|(i, entry)| {
+            serde_json::json!({
+                "i": i as i64 + 1,
+                "event_id": uuid::Uuid::now_v7().to_string(),
+                "type": entry.event_type,
+                "entity_type": entry.rendered.entity_type,
+                "entity_id": entry.rendered.entity_id,
+                "feed": entry.rendered.feed.key(),
+                "workspace_id": entry.rendered.workspace_id,
+                "client_tenant": entry.client,
+                "vendor_tenant": entry.vendor,
+                "record": entry.rendered.record,
+            })
+        })
+        .collect();
+    let rows = serde_json::Value::Array(rows).to_string();
+    let seqs: Vec<i64> = conn
+        .prepare_cached(
+            "WITH moved AS (UPDATE change_log SET head = head + ?2::bigint WHERE id = 1 RETURNING head) \
+             INSERT INTO changes (seq, event_id, type, entity_type, entity_id, feed, \
+             workspace_id, client_tenant, vendor_tenant, actor, occurred_at, record) \
+             SELECT moved.head - ?2 + e.i, e.event_id, e.type, e.entity_type, e.entity_id, \
+             e.feed, e.workspace_id, e.client_tenant, e.vendor_tenant, ?3::text, ?4::bigint, e.record \
+             FROM moved, json_to_recordset(?1::json) AS e(i bigint, event_id text, type text, \
+             entity_type text, entity_id text, feed text, workspace_id text, \
+             client_tenant text, vendor_tenant text, record text) \
+             RETURNING seq",
+        )?
+        .query_map(params![rows, count, actor, now], |row| row.get(0))?
+        .collect::<Result<_, _>>()?;
+    if seqs.len() as i64 != count {
+        return Err(crate::error::ApiError::internal(format!(
+            "change log: {count} entries to append, {} appended (is the change_log row there?)",
+            seqs.len()
+        )));
+    }
+    Ok(seqs.into_iter().max().map(|seq| seq as u64))
+}
+
+/// The last sequence committed: the largest `seq` (SQLite), or
+/// `change_log.head` (PostgreSQL: moved with the entries, under the lock).
+pub fn head(conn: &Conn) -> crate::db::Result<u64> {
+    match conn.dialect().engine {
+        Engine::Sqlite => super::head(conn),
+        Engine::Postgres => {
+            let head: i64 = conn
+                .prepare_cached("SELECT head FROM change_log WHERE id = 1")?
+                .query_row([], |row| row.get(0))?;
+            Ok(head as u64)
         }
     }
-    Ok(last)
 }
 
 /// The event verb of a net change.
@@ -318,9 +631,10 @@ fn verb(source: &Source, state: Net, old: Option<&str>, new: Option<&str>) -> &'
 /// copy.
 fn workspace_tenants(conn: &Conn, workspace: &str) -> crate::db::Result<Parties> {
     use crate::workspaces::store::get_from;
-    let found = match get_from(conn, "main.workspaces", workspace)? {
+    let engine = conn.dialect().engine;
+    let found = match get_from(conn, &live(engine, "workspaces"), workspace)? {
         Some(found) => Some(found),
-        None => get_from(conn, &gone("workspaces"), workspace)?,
+        None => get_from(conn, &gone(engine, "workspaces"), workspace)?,
     };
     Ok(found.map_or((None, None), |ws| {
         let (client, vendor) = ws.members();

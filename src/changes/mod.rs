@@ -6,7 +6,9 @@
 //! right after the write's savepoint (`db::writer::Capture`; a failure to
 //! record fails the batch). So there is no committed change without its entry
 //! and no entry without its committed change. `seq` grows strictly in commit
-//! order: one writer, and the file's write lock for the CLI.
+//! order: one writer, and the file's write lock for the CLI; on PostgreSQL,
+//! the `change_log` row lock every writing transaction takes first, with
+//! `seq` = `change_log.head` + 1 under it (`capture::record`).
 //!
 //! Readers page through the log by `seq` ([`read`]), seeing exactly the
 //! entries of records they may read: location records for everyone signed in,
@@ -369,6 +371,6 @@ impl crate::db::writer::Capture for Capture {
     }
 
     fn head(&self, conn: &Conn) -> crate::db::Result<u64> {
-        head(conn)
+        capture::head(conn)
     }
 }

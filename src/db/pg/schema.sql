@@ -16,7 +16,10 @@
 -- * The rowid alias accounts.id is an identity column. changes.seq is a plain
 --   bigint key: the writer assigns it (the last one plus one, under the
 --   change_log row lock, docs/design/postgresql.md 3.4); a sequence would
---   let entries become visible out of order.
+--   let entries become visible out of order. change_log gains the columns
+--   of that lock, head and commits, which SQLite has no use for.
+-- * The change log's triggers are not here: changes::capture::install makes
+--   them from the list of covered tables (src/changes/sources.rs).
 -- * WITHOUT ROWID goes: PostgreSQL tables are heaps with separate indexes.
 -- * json_extract(body, '$.x') in an index is
 --   NULLIF((body::jsonb) #> '{x}', 'null'::jsonb): a JSON null and a missing
@@ -280,9 +283,16 @@ CREATE TABLE changes (
 CREATE INDEX changes_workspace ON changes (workspace_id, seq) WHERE workspace_id IS NOT NULL;
 
 -- How far retention has trimmed the log: a cursor below this has lost entries.
+-- head and commits are PostgreSQL's only (docs/design/postgresql.md 3.4):
+-- every writing transaction begins with `UPDATE change_log SET commits =
+-- commits + 1 WHERE id = 1 RETURNING head, commits`, whose row lock orders
+-- the writers of every process; head is the last seq appended (the capture
+-- moves it with the entries), commits counts the writing transactions.
 CREATE TABLE change_log (
     id              bigint  PRIMARY KEY CHECK (id = 1),
-    trimmed_through bigint  NOT NULL
+    trimmed_through bigint  NOT NULL,
+    head            bigint  NOT NULL DEFAULT 0,
+    commits         bigint  NOT NULL DEFAULT 0
 );
 INSERT INTO change_log (id, trimmed_through) VALUES (1, 0);
 

@@ -5,6 +5,7 @@
 //!
 //! Run them alone with `cargo test --test it pg::`.
 
+mod capture;
 mod client;
 pub mod cluster;
 mod errors;

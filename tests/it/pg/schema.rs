@@ -93,7 +93,13 @@ fn sqlite_shape() -> Shape {
     shape
 }
 
-/// The PostgreSQL schema `apply_schema` made, less the version table.
+/// Columns only the PostgreSQL schema has: the writers' row lock of
+/// `change_log` (docs/design/postgresql.md 3.4), its `head` the last
+/// sequence appended and `commits` the writing transactions.
+const PG_ONLY_COLUMNS: &[(&str, &str)] = &[("change_log", "head"), ("change_log", "commits")];
+
+/// The PostgreSQL schema `apply_schema` made, less the version table and
+/// [`PG_ONLY_COLUMNS`].
 fn pg_shape(client: &Client) -> Shape {
     let text = |v: &Value| v.as_str().expect("text").to_owned();
     let mut shape = Shape {
@@ -120,6 +126,7 @@ fn pg_shape(client: &Client) -> Shape {
             .unwrap()
             .iter()
             .map(|r| (text(&r[0]), text(&r[1]), r[2] == Value::Integer(1)))
+            .filter(|(name, _, _)| !PG_ONLY_COLUMNS.contains(&(table.as_str(), name.as_str())))
             .collect();
         shape.tables.insert(table, columns);
     }
@@ -161,13 +168,32 @@ fn pg_shape(client: &Client) -> Shape {
 ///    `CHECK (json_valid(...))` on SQLite;
 /// 4. a primary key column is NOT NULL on PostgreSQL; SQLite would let a
 ///    TEXT PRIMARY KEY of a rowid table hold NULL: compared as NOT NULL;
-/// 5. SQLite's own tables (`sqlite_sequence`, `sqlite_stat*`) are ignored.
+/// 5. SQLite's own tables (`sqlite_sequence`, `sqlite_stat*`) are ignored;
+/// 6. `change_log.head` and `change_log.commits` (`PG_ONLY_COLUMNS`) exist
+///    only on PostgreSQL: the row every writing transaction locks first and
+///    the sequence it hands out (SQLite's one writer and its rowid need
+///    neither). They come last, so the columns before them still compare.
 #[test]
 fn the_postgres_schema_has_the_sqlite_schemas_tables_columns_and_indexes() {
     let (_, client) = fresh();
     apply_schema(&client).unwrap();
     let sqlite = sqlite_shape();
     let pg = pg_shape(&client);
+    let log: Vec<Value> = client
+        .query(
+            "SELECT column_name::text FROM information_schema.columns \
+             WHERE table_schema = current_schema() AND table_name = 'change_log' \
+             ORDER BY ordinal_position",
+            &[],
+        )
+        .unwrap()
+        .into_iter()
+        .map(|r| r[0].clone())
+        .collect();
+    assert_eq!(
+        log,
+        ["id", "trimmed_through", "head", "commits"].map(|c| Value::Text(c.into()))
+    );
     assert!(sqlite.tables.len() >= 17, "{:?}", sqlite.tables.keys());
     assert_eq!(
         pg.tables.keys().collect::<Vec<_>>(),
