@@ -79,9 +79,9 @@ pub fn insert(
     password: &PasswordHash,
     now: i64,
 ) -> crate::db::Result<i64> {
-    conn.execute(
+    conn.query_row(
         "INSERT INTO accounts (username, tenant, is_admin, password_hash, password_salt, \
-         password_iterations, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+         password_iterations, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) RETURNING id",
         params![
             username,
             tenant,
@@ -91,8 +91,8 @@ pub fn insert(
             password.iterations,
             now
         ],
-    )?;
-    Ok(conn.last_insert_rowid())
+        |row| row.get(0),
+    )
 }
 
 /// Sets a new password and ends every session of the account.

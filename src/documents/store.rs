@@ -207,10 +207,13 @@ pub fn children(conn: &Conn, job: &str) -> crate::db::Result<Vec<(String, i64)>>
 
 /// How many jobs of the workspace name a document as their `parent`.
 pub fn parent_of_count(conn: &Conn, workspace: &str, document: &str) -> crate::db::Result<i64> {
-    conn.prepare_cached(
+    let dialect = conn.dialect();
+    conn.prepare_cached(&format!(
         "SELECT count(*) FROM documents WHERE workspace_id = ?1 AND kind = 'job' \
-         AND json_extract(body, '$.parent') = ?2",
-    )?
+         AND {} = {}",
+        dialect.body_path("$.parent"),
+        dialect.body_param(FieldType::Text, "?2")
+    ))?
     .query_row(params![workspace, document], |row| row.get(0))
 }
 
@@ -226,10 +229,13 @@ pub fn quantity_with_direction(
     direction: &str,
     except: &str,
 ) -> crate::db::Result<Option<String>> {
-    conn.prepare_cached(
+    let dialect = conn.dialect();
+    conn.prepare_cached(&format!(
         "SELECT id FROM documents WHERE job_id = ?1 AND kind = 'quantityResult' \
-         AND json_extract(body, '$.direction') = ?2 AND id <> ?3",
-    )?
+         AND {} = {} AND id <> ?3",
+        dialect.body_path("$.direction"),
+        dialect.body_param(FieldType::Text, "?2")
+    ))?
     .query_row(params![job, direction, except], |row| row.get(0))
     .optional()
 }
@@ -286,7 +292,7 @@ impl Fields for BodyFields {
             Type::Object(_) | Type::Array(_) => return None,
             _ => FieldType::Text,
         };
-        Some((FieldSql::BodyPath(format!("$.{name}")), kind))
+        Some((FieldSql::BodyPath(format!("$.{name}"), kind), kind))
     }
 
     fn describe(&self) -> String {

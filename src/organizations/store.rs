@@ -98,11 +98,15 @@ pub fn delete(conn: &Conn, id: &str) -> ApiResult<()> {
             format!("The organization is a party of {in_use} workspace(s); delete those first"),
         ));
     }
+    let dialect = conn.dialect();
+    let id_param = dialect.body_param(crate::listing::FieldType::Text, "?1");
     let jobs: i64 = conn
-        .prepare_cached(
+        .prepare_cached(&format!(
             "SELECT count(*) FROM documents WHERE kind = 'job' \
-             AND (json_extract(body, '$.client') = ?1 OR json_extract(body, '$.vendor') = ?1)",
-        )?
+             AND ({} = {id_param} OR {} = {id_param})",
+            dialect.body_path("$.client"),
+            dialect.body_path("$.vendor"),
+        ))?
         .query_row([id], |row| row.get(0))?;
     if jobs > 0 {
         return Err(ApiError::conflict(
@@ -132,7 +136,8 @@ pub fn list(
     let mut condition = String::from("1 = 1");
     let mut params: Vec<SqlValue> = Vec::new();
     if let Some(name) = &filter.name {
-        condition.push_str(" AND instr(name_folded, ?) > 0");
+        condition.push_str(" AND ");
+        condition.push_str(&conn.dialect().contains("name_folded", "?"));
         params.push(SqlValue::Text(name.clone()));
     }
     match &filter.category {

@@ -387,7 +387,11 @@ mod tests {
             .unwrap()
             .collect::<crate::db::Result<_>>()
             .unwrap();
-        assert_eq!(kept.len() as i64, DELIVERIES_KEPT + 1, "the newest and the queued one");
+        assert_eq!(
+            kept.len() as i64,
+            DELIVERIES_KEPT + 1,
+            "the newest and the queued one"
+        );
         assert_eq!(kept[0], ("d00000".to_string(), outcome::QUEUED.to_string()));
         assert_eq!(kept[1].0, format!("d{:05}", total - DELIVERIES_KEPT + 1));
         assert_eq!(kept.last().unwrap().0, format!("d{total:05}"));
