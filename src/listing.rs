@@ -901,6 +901,124 @@ pub(crate) mod tests {
         );
     }
 
+    /// The statements of a list filtered and sorted on body paths, past a
+    /// cursor: on SQLite, the texts the listing wrote before the dialect
+    /// (the plan tests explain these); on PostgreSQL, the same shapes with
+    /// its body paths, jsonb parameters, NULL order and the count's alias.
+    #[test]
+    fn statement_texts_of_each_dialect() {
+        let eta = FieldSql::BodyPath("$.eta".into(), FieldType::Text);
+        let query = ListQuery {
+            limit: 25,
+            offset: 0,
+            sort: vec![
+                (eta.clone(), false),
+                (FieldSql::Column("created_at"), false),
+                (FieldSql::Column("id"), false),
+            ],
+            filters: vec![(
+                FieldSql::BodyPath("$.status".into(), FieldType::Text),
+                SqlValue::Text("active".into()),
+            )],
+            after: Some(vec![
+                SqlValue::Text("2026".into()),
+                SqlValue::Integer(5),
+                SqlValue::Text("j".into()),
+            ]),
+            signature: String::new(),
+            carry: Vec::new(),
+        };
+        let texts = |dialect| {
+            let statements = statements(
+                dialect,
+                "id",
+                "FROM documents",
+                "workspace_id = ? AND kind = 'job'",
+                vec![SqlValue::Text("w".into())],
+                &query,
+            );
+            let pages: Vec<String> = statements.pages.into_iter().map(|(sql, _)| sql).collect();
+            (statements.count, pages)
+        };
+        let page = |key: &str, status: &str, segment: &str, order: &str| {
+            format!(
+                "SELECT id, {key}, created_at, id FROM documents WHERE workspace_id = ? AND \
+                 kind = 'job' AND {status} AND {segment} ORDER BY {order} LIMIT ? OFFSET ?"
+            )
+        };
+
+        let (count, pages) = texts(&SQLITE);
+        let e = "json_extract(body, '$.eta')";
+        let st = "json_extract(body, '$.status') = ?";
+        assert_eq!(
+            count,
+            format!(
+                "SELECT count(*) FROM (SELECT 1 FROM documents WHERE workspace_id = ? AND \
+                 kind = 'job' AND {st} LIMIT 1001)"
+            )
+        );
+        assert_eq!(
+            pages,
+            [
+                page(
+                    e,
+                    st,
+                    &format!("{e} = ? AND created_at = ? AND id < ?"),
+                    "id DESC"
+                ),
+                page(
+                    e,
+                    st,
+                    &format!("{e} = ? AND created_at < ?"),
+                    "created_at DESC, id DESC"
+                ),
+                page(
+                    e,
+                    st,
+                    &format!("{e} < ?"),
+                    &format!("{e} DESC, created_at DESC, id DESC")
+                ),
+                page(e, st, &format!("{e} IS NULL"), "created_at DESC, id DESC"),
+            ]
+        );
+
+        let (count, pages) = texts(&crate::db::dialect::POSTGRES);
+        let e = "NULLIF((body::jsonb) #> '{eta}', 'null'::jsonb)";
+        let st = "NULLIF((body::jsonb) #> '{status}', 'null'::jsonb) = to_jsonb(?::text)";
+        let p = "to_jsonb(?::text)";
+        assert_eq!(
+            count,
+            format!(
+                "SELECT count(*) FROM (SELECT 1 FROM documents WHERE workspace_id = ? AND \
+                 kind = 'job' AND {st} LIMIT 1001) AS matching"
+            )
+        );
+        assert_eq!(
+            pages,
+            [
+                page(
+                    e,
+                    st,
+                    &format!("{e} = {p} AND created_at = ? AND id < ?"),
+                    "id DESC"
+                ),
+                page(
+                    e,
+                    st,
+                    &format!("{e} = {p} AND created_at < ?"),
+                    "created_at DESC, id DESC"
+                ),
+                page(
+                    e,
+                    st,
+                    &format!("{e} < {p}"),
+                    &format!("{e} DESC NULLS LAST, created_at DESC, id DESC")
+                ),
+                page(e, st, &format!("{e} IS NULL"), "created_at DESC, id DESC"),
+            ]
+        );
+    }
+
     /// Pages through a table by cursor in many orders, NULLs and ties
     /// included, and finds every row exactly once, in the order of one
     /// ORDER BY over the whole table.

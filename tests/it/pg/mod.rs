@@ -7,6 +7,7 @@
 
 mod client;
 mod cluster;
+mod dialect;
 mod errors;
 mod schema;
 mod tls;
