@@ -251,6 +251,27 @@ mod tests {
         }
     }
 
+    /// The stores' statements built of body paths, on SQLite: as they were
+    /// written before the dialect.
+    #[test]
+    fn sqlite_store_statements_are_the_texts_written_before() {
+        assert_eq!(
+            crate::documents::store::parent_of_count_sql(&SQLITE),
+            "SELECT count(*) FROM documents WHERE workspace_id = ?1 AND kind = 'job' \
+             AND json_extract(body, '$.parent') = ?2"
+        );
+        assert_eq!(
+            crate::documents::store::quantity_with_direction_sql(&SQLITE),
+            "SELECT id FROM documents WHERE job_id = ?1 AND kind = 'quantityResult' \
+             AND json_extract(body, '$.direction') = ?2 AND id <> ?3"
+        );
+        assert_eq!(
+            crate::organizations::store::jobs_naming_sql(&SQLITE),
+            "SELECT count(*) FROM documents WHERE kind = 'job' \
+             AND (json_extract(body, '$.client') = ?1 OR json_extract(body, '$.vendor') = ?1)"
+        );
+    }
+
     #[test]
     fn postgres_fragments() {
         let d = &POSTGRES;

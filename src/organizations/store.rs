@@ -1,7 +1,7 @@
 //! SQL for the organization registry.
 
 use crate::db::Value as SqlValue;
-use crate::db::{Conn, OptionalExtension, params};
+use crate::db::{Conn, Dialect, OptionalExtension, params};
 
 use super::Organization;
 use crate::error::{ApiError, ApiResult};
@@ -98,15 +98,8 @@ pub fn delete(conn: &Conn, id: &str) -> ApiResult<()> {
             format!("The organization is a party of {in_use} workspace(s); delete those first"),
         ));
     }
-    let dialect = conn.dialect();
-    let id_param = dialect.body_param(crate::listing::FieldType::Text, "?1");
     let jobs: i64 = conn
-        .prepare_cached(&format!(
-            "SELECT count(*) FROM documents WHERE kind = 'job' \
-             AND ({} = {id_param} OR {} = {id_param})",
-            dialect.body_path("$.client"),
-            dialect.body_path("$.vendor"),
-        ))?
+        .prepare_cached(&jobs_naming_sql(conn.dialect()))?
         .query_row([id], |row| row.get(0))?;
     if jobs > 0 {
         return Err(ApiError::conflict(
@@ -118,6 +111,17 @@ pub fn delete(conn: &Conn, id: &str) -> ApiResult<()> {
     conn.prepare_cached("DELETE FROM organizations WHERE id = ?1")?
         .execute([id])?;
     Ok(())
+}
+
+/// The SQL counting the jobs that name the organization `?1` as their
+/// client or vendor, in `dialect`.
+pub fn jobs_naming_sql(dialect: &Dialect) -> String {
+    let id = dialect.body_param(crate::listing::FieldType::Text, "?1");
+    format!(
+        "SELECT count(*) FROM documents WHERE kind = 'job' AND ({} = {id} OR {} = {id})",
+        dialect.body_path("$.client"),
+        dialect.body_path("$.vendor"),
+    )
 }
 
 /// Filters of the organization list beyond the common ones.
