@@ -3,10 +3,12 @@
 //! own builders (`listing::statements`), page through the same rows in the
 //! same order as on SQLite (filters, sorts, NULLs, ties, cursors), and each
 //! statement is answered from an index, never a sequential scan of
-//! `documents` (on a few thousand documents, with statistics).
+//! `documents` (ten thousand jobs and their results, analyzed). The stores'
+//! own statements on body paths, and the other fragments, answer as on
+//! SQLite.
 //!
 //! `db::Conn` has no PostgreSQL arm yet: the statements run through
-//! `db::pg::Client`, and [`pg_list`] does what `listing::fetch_page` does
+//! `db::pg::Client`, and [`pg_page`] does what `listing::fetch_page` does
 //! with them.
 
 use quayside::db::Value as SqlValue;
@@ -259,16 +261,19 @@ fn assert_indexed(client: &Client, sql: &str, params: &[SqlValue], in_order: boo
     }
 }
 
-/// One page of a documents list on PostgreSQL, as `listing::fetch_page`
-/// reads it: the page's ids, the count statement's answer where it runs,
-/// and the next page's cursor values. With `check_plans`, every statement's
-/// plan is checked (`in_order`: for the first page, nothing sorted).
+/// A page of a documents list on PostgreSQL.
 struct PgPage {
     ids: Vec<String>,
     after: Option<Vec<SqlValue>>,
     count: i64,
 }
 
+/// One page of a documents list of `w` on PostgreSQL, read as
+/// `listing::fetch_page` reads it: its ids, the next page's cursor values
+/// (the sort keys of its last row, body paths read as `json_extract` gives
+/// them), and the count statement's answer. With `check_plans`, every
+/// statement's plan is checked (`Some(true)`: a first page also sorts
+/// nothing).
 fn pg_page(
     client: &Client,
     kind: &Kind,
