@@ -1,8 +1,9 @@
 //! ARCHITECTURE.md's invariants that a reading of the source can check, as
 //! tests over the text of `src/` (each file up to its `#[cfg(test)]` part):
-//! the module graph has no circle, only `src/http/` names hyper, handlers reach
-//! the store only through their `Ctx`, only `src/db/` and the CLI open the data
-//! file, and tenancy is loaded in one place. The invariants about behaviour are
+//! the module graph has no circle, only `src/http/` names hyper, only the
+//! dialect writes one engine's own SQL, handlers reach the store only through
+//! their `Ctx`, only `src/db/` and the CLI open the data file, and tenancy is
+//! loaded in one place. The invariants about behaviour are
 //! checked by the tests of the modules that keep them (see ARCHITECTURE.md).
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -209,6 +210,35 @@ fn only_src_db_names_the_engine() {
         }
         for line in code_lines(&text) {
             assert!(!line.contains("rusqlite"), "{file} names rusqlite: {line}");
+        }
+    }
+}
+
+/// The SQL that differs between the engines is written by `db::Dialect`
+/// only: elsewhere, a fragment of one engine's own would be that engine's
+/// alone.
+#[test]
+fn only_the_dialect_writes_one_engine_s_sql() {
+    for (file, text) in sources() {
+        if file.starts_with("src/db/") {
+            continue;
+        }
+        for line in code_lines(&text) {
+            for fragment in [
+                "json_extract(",
+                "json_each(",
+                "instr(",
+                "INDEXED BY",
+                "strpos(",
+                "jsonb",
+                "NULLS FIRST",
+                "NULLS LAST",
+            ] {
+                assert!(
+                    !line.contains(fragment),
+                    "{file} writes {fragment} itself (ask conn.dialect()): {line}"
+                );
+            }
         }
     }
 }

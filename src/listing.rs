@@ -7,8 +7,9 @@
 //! Each resource says which fields exist and how each maps to SQL (a column,
 //! or a path inside the JSON body). Field names reach SQL only through that
 //! mapping, never as raw text from the request; a body path is written into
-//! the SQL literally (`json_extract(body, '$.status')`), so that the
-//! expression indexes of `schema.sql` serve it.
+//! the SQL literally (`json_extract(body, '$.status')` on SQLite: the
+//! connection's [`Dialect`] writes every fragment that differs between the
+//! engines), so that the expression indexes of the schema serve it.
 //!
 //! Paging is by key: a page's last row gives the cursor (`after`) of the
 //! next, the values of its sort terms. The rows after a cursor are read as a
@@ -17,6 +18,7 @@
 //! at the start of a list and deep inside it. `offset` still works, and reads
 //! and drops the rows it skips.
 
+use crate::db::Dialect;
 use crate::db::Value as SqlValue;
 use serde_json::Value;
 
@@ -43,12 +45,7 @@ pub enum Generation {
 }
 
 /// The type a filter value is compared as.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FieldType {
-    Text,
-    Number,
-    Bool,
-}
+pub use crate::db::dialect::FieldType;
 
 /// Where a field lives in SQL.
 #[derive(Clone, Debug, PartialEq)]
@@ -56,19 +53,31 @@ pub enum FieldSql {
     /// A column of the resource's table (a fixed, trusted name).
     Column(&'static str),
     /// A JSON path inside the `body` column, e.g. `$.cargo.quantity`, from a
-    /// resource's own field table (never the request's text).
-    BodyPath(String),
+    /// resource's own field table (never the request's text), and the type
+    /// its values are compared as.
+    BodyPath(String, FieldType),
 }
 
 impl FieldSql {
-    /// The SQL expression: the column, or `json_extract(body, '$.path')` with
-    /// the path literal (an expression index matches only literal text).
-    pub fn expression(&self) -> String {
+    /// The SQL expression: the column, or the dialect's
+    /// [`body_path`](Dialect::body_path) (`json_extract(body, '$.path')` on
+    /// SQLite) with the path literal (an expression index matches only
+    /// literal text).
+    pub fn expression(&self, dialect: &Dialect) -> String {
         match self {
             FieldSql::Column(column) => (*column).to_string(),
-            FieldSql::BodyPath(path) => {
-                format!("json_extract(body, '{}')", path.replace('\'', "''"))
-            }
+            FieldSql::BodyPath(path, _) => dialect.body_path(path),
+        }
+    }
+
+    /// A parameter `?` compared with [`FieldSql::expression`] (`=`, `<`,
+    /// `>`), bound as `value`: a body path's value as the dialect compares
+    /// it ([`Dialect::body_param`]); a real compared with a column as a real.
+    fn param(&self, dialect: &Dialect, value: &SqlValue) -> String {
+        match (self, value) {
+            (FieldSql::BodyPath(_, ty), _) => dialect.body_param(*ty, "?"),
+            (FieldSql::Column(_), SqlValue::Real(_)) => dialect.real_param("?"),
+            (FieldSql::Column(_), _) => String::from("?"),
         }
     }
 
@@ -80,7 +89,7 @@ impl FieldSql {
                 column.rsplit('.').next(),
                 Some("id" | "created_at" | "updated_at" | "workspace_id")
             ),
-            FieldSql::BodyPath(_) => true,
+            FieldSql::BodyPath(..) => true,
         }
     }
 }
@@ -368,7 +377,7 @@ fn sort_signature(sort: &[(FieldSql, bool)]) -> String {
         .map(|(sql, ascending)| {
             let name = match sql {
                 FieldSql::Column(c) => (*c).to_string(),
-                FieldSql::BodyPath(p) => p.trim_start_matches("$.").to_string(),
+                FieldSql::BodyPath(p, _) => p.trim_start_matches("$.").to_string(),
             };
             format!("{name}:{}", if *ascending { "asc" } else { "desc" })
         })
@@ -417,19 +426,24 @@ fn decode_cursor(text: &str, signature: &str, terms: usize) -> ApiResult<Vec<Sql
 /// fewer, and so on, up to the rows past it on the first term (and, where the
 /// order puts NULLs there, the rows with none). SQLite sorts NULL first in
 /// ascending order and last in descending order.
-pub fn after_segments(sort: &[(FieldSql, bool)], values: &[SqlValue]) -> Vec<Segment> {
+pub fn after_segments(
+    dialect: &Dialect,
+    sort: &[(FieldSql, bool)],
+    values: &[SqlValue],
+) -> Vec<Segment> {
     let Some(((term, ascending), rest)) = sort.split_first() else {
         return Vec::new();
     };
     let value = &values[0];
-    let expr = term.expression();
+    let expr = term.expression(dialect);
+    let param = term.param(dialect, value);
     let mut out = Vec::new();
     if !rest.is_empty() {
         let (equal, equal_params) = match value {
             SqlValue::Null => (format!("{expr} IS NULL"), vec![]),
-            v => (format!("{expr} = ?"), vec![v.clone()]),
+            v => (format!("{expr} = {param}"), vec![v.clone()]),
         };
-        for inner in after_segments(rest, &values[1..]) {
+        for inner in after_segments(dialect, rest, &values[1..]) {
             let mut params = equal_params.clone();
             params.extend(inner.params);
             out.push(Segment {
@@ -446,10 +460,10 @@ pub fn after_segments(sort: &[(FieldSql, bool)], values: &[SqlValue]) -> Vec<Seg
     };
     match (ascending, value) {
         (true, SqlValue::Null) => out.push(past(format!("{expr} IS NOT NULL"), vec![])),
-        (true, v) => out.push(past(format!("{expr} > ?"), vec![v.clone()])),
+        (true, v) => out.push(past(format!("{expr} > {param}"), vec![v.clone()])),
         (false, SqlValue::Null) => {}
         (false, v) => {
-            out.push(past(format!("{expr} < ?"), vec![v.clone()]));
+            out.push(past(format!("{expr} < {param}"), vec![v.clone()]));
             if term.nullable() {
                 out.push(Segment {
                     condition: format!("{expr} IS NULL"),
@@ -473,31 +487,32 @@ pub struct Segment {
 
 impl ListQuery {
     /// ` ORDER BY ...` of the query's sort.
-    pub fn order_by(&self) -> String {
-        self.order_by_from(0)
+    pub fn order_by(&self, dialect: &Dialect) -> String {
+        self.order_by_from(dialect, 0)
     }
 
-    /// ` ORDER BY ...` of the sort terms after the first `fixed`.
-    fn order_by_from(&self, fixed: usize) -> String {
+    /// ` ORDER BY ...` of the sort terms after the first `fixed`, NULLs
+    /// first ascending and last descending ([`Dialect::order`]).
+    fn order_by_from(&self, dialect: &Dialect, fixed: usize) -> String {
         let terms: Vec<String> = self.sort[fixed..]
             .iter()
             .map(|(sql, ascending)| {
-                format!(
-                    "{} {}",
-                    sql.expression(),
-                    if *ascending { "ASC" } else { "DESC" }
-                )
+                dialect.order(&sql.expression(dialect), *ascending, sql.nullable())
             })
             .collect();
         format!(" ORDER BY {}", terms.join(", "))
     }
 
     /// ` AND expr = ?` for each filter, with its parameters.
-    pub fn filter_sql(&self) -> (String, Vec<SqlValue>) {
+    pub fn filter_sql(&self, dialect: &Dialect) -> (String, Vec<SqlValue>) {
         let mut sql = String::new();
         let mut params = Vec::new();
         for (field, value) in &self.filters {
-            sql.push_str(&format!(" AND {} = ?", field.expression()));
+            sql.push_str(&format!(
+                " AND {} = {}",
+                field.expression(dialect),
+                field.param(dialect, value)
+            ));
             params.push(value.clone());
         }
         (sql, params)
@@ -578,25 +593,31 @@ pub struct Statements {
     pub params: Vec<SqlValue>,
 }
 
-/// See [`fetch_page`] for the arguments.
+/// See [`fetch_page`] for the arguments; `dialect` is the connection's.
 pub fn statements(
+    dialect: &Dialect,
     columns: &str,
     from: &str,
     condition: &str,
     params: Vec<SqlValue>,
     query: &ListQuery,
 ) -> Statements {
-    let (filter, filter_params) = query.filter_sql();
+    let (filter, filter_params) = query.filter_sql(dialect);
     let condition = format!("{condition}{filter}");
     let mut params = params;
     params.extend(filter_params);
     let count = format!(
-        "SELECT count(*) FROM (SELECT 1 {from} WHERE {condition} LIMIT {})",
-        COUNT_BOUND + 1
+        "SELECT count(*) FROM (SELECT 1 {from} WHERE {condition} LIMIT {}){}",
+        COUNT_BOUND + 1,
+        dialect.subquery_alias("matching")
     );
-    let keys: Vec<String> = query.sort.iter().map(|(sql, _)| sql.expression()).collect();
+    let keys: Vec<String> = query
+        .sort
+        .iter()
+        .map(|(sql, _)| sql.expression(dialect))
+        .collect();
     let segments = match &query.after {
-        Some(values) => after_segments(&query.sort, values),
+        Some(values) => after_segments(dialect, &query.sort, values),
         None => vec![Segment {
             condition: String::from("1 = 1"),
             params: Vec::new(),
@@ -611,7 +632,7 @@ pub fn statements(
                     "SELECT {columns}, {} {from} WHERE {condition} AND {}{} LIMIT ? OFFSET ?",
                     keys.join(", "),
                     segment.condition,
-                    query.order_by_from(segment.fixed)
+                    query.order_by_from(dialect, segment.fixed)
                 ),
                 segment.params,
             )
@@ -638,7 +659,8 @@ pub fn fetch_page<T>(
     query: &ListQuery,
     mut map: impl FnMut(&crate::db::Row<'_>) -> crate::db::Result<T>,
 ) -> crate::db::Result<Page<T>> {
-    let statements = statements(columns, from, condition, params, query);
+    let dialect = conn.dialect();
+    let statements = statements(dialect, columns, from, condition, params, query);
     let params = statements.params;
     let keys = query.sort.len();
     // One row more than the page: whether a next page exists.
@@ -658,8 +680,17 @@ pub fn fetch_page<T>(
         let first_key = statement.column_count()? - keys;
         let mut found = statement.query(crate::db::params_from_iter(all.iter()))?;
         while let Some(row) = found.next()? {
-            let values = (first_key..first_key + keys)
-                .map(|i| row.get::<_, SqlValue>(i))
+            let values = query
+                .sort
+                .iter()
+                .enumerate()
+                .map(|(i, (term, _))| {
+                    let value = row.get::<_, SqlValue>(first_key + i)?;
+                    Ok(match term {
+                        FieldSql::BodyPath(..) => dialect.body_value(value),
+                        FieldSql::Column(_) => value,
+                    })
+                })
                 .collect::<crate::db::Result<Vec<_>>>()?;
             rows.push((map(&row)?, values));
         }
@@ -719,6 +750,7 @@ impl Fields for ColumnFields {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::db::dialect::SQLITE;
 
     thread_local! {
         /// The statements `fetch_page` ran on this thread, with their
@@ -775,7 +807,7 @@ pub(crate) mod tests {
         );
         let older = parse(&[], Generation::Older, &FIELDS, &[]).unwrap();
         assert_eq!(older.limit, OLDER_DEFAULT_LIMIT);
-        assert_eq!(older.order_by(), " ORDER BY created_at ASC, id ASC");
+        assert_eq!(older.order_by(&SQLITE), " ORDER BY created_at ASC, id ASC");
     }
 
     #[test]
@@ -851,7 +883,7 @@ pub(crate) mod tests {
         let order = |sort: &str| {
             parse(&pairs(&[("sort", sort)]), Generation::Older, &FIELDS, &[])
                 .unwrap()
-                .order_by()
+                .order_by(&SQLITE)
         };
         assert_eq!(
             order("description:desc"),
@@ -862,8 +894,129 @@ pub(crate) mod tests {
             " ORDER BY description DESC, created_at ASC, id ASC"
         );
         assert_eq!(order("id:desc"), " ORDER BY id DESC");
-        let body = FieldSql::BodyPath("$.cargo.quantity".into());
-        assert_eq!(body.expression(), "json_extract(body, '$.cargo.quantity')");
+        let body = FieldSql::BodyPath("$.cargo.quantity".into(), FieldType::Number);
+        assert_eq!(
+            body.expression(&SQLITE),
+            "json_extract(body, '$.cargo.quantity')"
+        );
+    }
+
+    /// The statements of a list filtered and sorted on body paths, past a
+    /// cursor: on SQLite, the texts the listing wrote before the dialect
+    /// (the plan tests explain these); on PostgreSQL, the same shapes with
+    /// its body paths, jsonb parameters, NULL order and the count's alias.
+    #[test]
+    fn statement_texts_of_each_dialect() {
+        let eta = FieldSql::BodyPath("$.eta".into(), FieldType::Text);
+        let query = ListQuery {
+            limit: 25,
+            offset: 0,
+            sort: vec![
+                (eta.clone(), false),
+                (FieldSql::Column("created_at"), false),
+                (FieldSql::Column("id"), false),
+            ],
+            filters: vec![(
+                FieldSql::BodyPath("$.status".into(), FieldType::Text),
+                SqlValue::Text("active".into()),
+            )],
+            after: Some(vec![
+                SqlValue::Text("2026".into()),
+                SqlValue::Integer(5),
+                SqlValue::Text("j".into()),
+            ]),
+            signature: String::new(),
+            carry: Vec::new(),
+        };
+        let texts = |dialect| {
+            let statements = statements(
+                dialect,
+                "id",
+                "FROM documents",
+                "workspace_id = ? AND kind = 'job'",
+                vec![SqlValue::Text("w".into())],
+                &query,
+            );
+            let pages: Vec<String> = statements.pages.into_iter().map(|(sql, _)| sql).collect();
+            (statements.count, pages)
+        };
+        let page = |key: &str, status: &str, segment: &str, order: &str| {
+            format!(
+                "SELECT id, {key}, created_at, id FROM documents WHERE workspace_id = ? AND \
+                 kind = 'job' AND {status} AND {segment} ORDER BY {order} LIMIT ? OFFSET ?"
+            )
+        };
+
+        let (count, pages) = texts(&SQLITE);
+        let e = "json_extract(body, '$.eta')";
+        let st = "json_extract(body, '$.status') = ?";
+        assert_eq!(
+            count,
+            format!(
+                "SELECT count(*) FROM (SELECT 1 FROM documents WHERE workspace_id = ? AND \
+                 kind = 'job' AND {st} LIMIT 1001)"
+            )
+        );
+        assert_eq!(
+            pages,
+            [
+                page(
+                    e,
+                    st,
+                    &format!("{e} = ? AND created_at = ? AND id < ?"),
+                    "id DESC"
+                ),
+                page(
+                    e,
+                    st,
+                    &format!("{e} = ? AND created_at < ?"),
+                    "created_at DESC, id DESC"
+                ),
+                page(
+                    e,
+                    st,
+                    &format!("{e} < ?"),
+                    &format!("{e} DESC, created_at DESC, id DESC")
+                ),
+                page(e, st, &format!("{e} IS NULL"), "created_at DESC, id DESC"),
+            ]
+        );
+
+        let (count, pages) = texts(&crate::db::dialect::POSTGRES);
+        let e = "NULLIF((body::jsonb) #> '{eta}', 'null'::jsonb)";
+        let st = "NULLIF((body::jsonb) #> '{status}', 'null'::jsonb) = to_jsonb(?::text)";
+        let p = "to_jsonb(?::text)";
+        assert_eq!(
+            count,
+            format!(
+                "SELECT count(*) FROM (SELECT 1 FROM documents WHERE workspace_id = ? AND \
+                 kind = 'job' AND {st} LIMIT 1001) AS matching"
+            )
+        );
+        assert_eq!(
+            pages,
+            [
+                page(
+                    e,
+                    st,
+                    &format!("{e} = {p} AND created_at = ? AND id < ?"),
+                    "id DESC"
+                ),
+                page(
+                    e,
+                    st,
+                    &format!("{e} = {p} AND created_at < ?"),
+                    "created_at DESC, id DESC"
+                ),
+                page(
+                    e,
+                    st,
+                    &format!("{e} < {p}"),
+                    &format!("{e} DESC NULLS LAST, created_at DESC, id DESC")
+                ),
+                page(e, st, &format!("{e} IS NULL"), "created_at DESC, id DESC"),
+            ]
+        );
     }
 
     /// Pages through a table by cursor in many orders, NULLs and ties
@@ -914,7 +1067,7 @@ pub(crate) mod tests {
                 }
                 let first = parse(&pairs(&params), Generation::Older, &T, &[]).unwrap();
                 let all: Vec<String> = conn
-                    .prepare(&format!("SELECT id FROM t{}", first.order_by()))
+                    .prepare(&format!("SELECT id FROM t{}", first.order_by(&SQLITE)))
                     .unwrap()
                     .query_map([], |row| row.get(0))
                     .unwrap()

@@ -80,8 +80,8 @@ pub fn get_many(
     }
     let list = serde_json::to_string(ids).unwrap_or_else(|_| "[]".into());
     conn.prepare_cached(&format!(
-        "SELECT {COLUMNS} FROM catalog_items WHERE workspace_id = ?1 \
-         AND id IN (SELECT value FROM json_each(?2))"
+        "SELECT {COLUMNS} FROM catalog_items WHERE workspace_id = ?1 AND id IN ({})",
+        conn.dialect().in_json_list("?2")
     ))?
     .query_map(params![workspace, list], from_row)?
     .collect()

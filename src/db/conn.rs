@@ -242,9 +242,13 @@ impl Conn {
             }
             Conn::Pg(_) => {
                 self.execute_batch("BEGIN")?;
-                self.prepare_cached("SELECT id FROM change_log WHERE id = 1 FOR UPDATE")?
-                    .query([])?
-                    .next()?;
+                // Also counts the writing transactions (a commit position
+                // other processes can compare).
+                self.prepare_cached(
+                    "UPDATE change_log SET commits = commits + 1 WHERE id = 1 RETURNING head",
+                )?
+                .query([])?
+                .next()?;
                 Ok(())
             }
         }

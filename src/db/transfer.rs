@@ -98,7 +98,10 @@ fn copy_all(
     // The store's write lock (`Conn::begin_writing`): a server on this
     // database waits until the copy is committed or rolled back.
     client
-        .execute("SELECT id FROM change_log WHERE id = 1 FOR UPDATE", &[])
+        .execute(
+            "UPDATE change_log SET commits = commits + 1 WHERE id = 1",
+            &[],
+        )
         .map_err(pg_error)?;
     for table in tables {
         if table == "change_log" {
@@ -126,10 +129,17 @@ fn copy_all(
                     |row| row.get(0),
                 )
                 .map_err(sql)?;
+            // The next change follows the last one copied (on PostgreSQL
+            // the capture numbers changes from `head`).
+            let head: i64 = source
+                .query_row("SELECT coalesce(max(seq), 0) FROM changes", [], |row| {
+                    row.get(0)
+                })
+                .map_err(sql)?;
             client
                 .execute(
-                    "UPDATE change_log SET trimmed_through = ?1 WHERE id = 1",
-                    &[Value::Integer(trimmed)],
+                    "UPDATE change_log SET trimmed_through = ?1, head = ?2 WHERE id = 1",
+                    &[Value::Integer(trimmed), Value::Integer(head)],
                 )
                 .map_err(pg_error)?;
             1

@@ -140,8 +140,14 @@ mod tests {
         }
         let mut out = Vec::new();
         for q in queries {
-            let statements =
-                listing::statements("id", "FROM documents", &condition, params.clone(), &q);
+            let statements = listing::statements(
+                conn.dialect(),
+                "id",
+                "FROM documents",
+                &condition,
+                params.clone(),
+                &q,
+            );
             let params = statements.params;
             out.push((
                 statements.count.clone(),

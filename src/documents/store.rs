@@ -1,7 +1,7 @@
 //! SQL for documents.
 
 use crate::db::Value as SqlValue;
-use crate::db::{Conn, OptionalExtension, params};
+use crate::db::{Conn, Dialect, OptionalExtension, params};
 use serde_json::Value;
 
 use super::kinds::{self, Kind, Type};
@@ -207,11 +207,19 @@ pub fn children(conn: &Conn, job: &str) -> crate::db::Result<Vec<(String, i64)>>
 
 /// How many jobs of the workspace name a document as their `parent`.
 pub fn parent_of_count(conn: &Conn, workspace: &str, document: &str) -> crate::db::Result<i64> {
-    conn.prepare_cached(
+    conn.prepare_cached(&parent_of_count_sql(conn.dialect()))?
+        .query_row(params![workspace, document], |row| row.get(0))
+}
+
+/// The SQL of [`parent_of_count`] (`?1` the workspace, `?2` the document)
+/// in `dialect`: served by the jobs' index on `$.parent`.
+pub fn parent_of_count_sql(dialect: &Dialect) -> String {
+    format!(
         "SELECT count(*) FROM documents WHERE workspace_id = ?1 AND kind = 'job' \
-         AND json_extract(body, '$.parent') = ?2",
-    )?
-    .query_row(params![workspace, document], |row| row.get(0))
+         AND {} = {}",
+        dialect.body_path("$.parent"),
+        dialect.body_param(FieldType::Text, "?2")
+    )
 }
 
 pub fn attachment_count(conn: &Conn, document: &str) -> crate::db::Result<i64> {
@@ -226,12 +234,21 @@ pub fn quantity_with_direction(
     direction: &str,
     except: &str,
 ) -> crate::db::Result<Option<String>> {
-    conn.prepare_cached(
+    conn.prepare_cached(&quantity_with_direction_sql(conn.dialect()))?
+        .query_row(params![job, direction, except], |row| row.get(0))
+        .optional()
+}
+
+/// The SQL of [`quantity_with_direction`] (`?1` the job, `?2` the
+/// direction, `?3` the result left out) in `dialect`: served by the unique
+/// index on the job and `$.direction`.
+pub fn quantity_with_direction_sql(dialect: &Dialect) -> String {
+    format!(
         "SELECT id FROM documents WHERE job_id = ?1 AND kind = 'quantityResult' \
-         AND json_extract(body, '$.direction') = ?2 AND id <> ?3",
-    )?
-    .query_row(params![job, direction, except], |row| row.get(0))
-    .optional()
+         AND {} = {} AND id <> ?3",
+        dialect.body_path("$.direction"),
+        dialect.body_param(FieldType::Text, "?2")
+    )
 }
 
 pub fn list(
@@ -286,7 +303,7 @@ impl Fields for BodyFields {
             Type::Object(_) | Type::Array(_) => return None,
             _ => FieldType::Text,
         };
-        Some((FieldSql::BodyPath(format!("$.{name}")), kind))
+        Some((FieldSql::BodyPath(format!("$.{name}"), kind), kind))
     }
 
     fn describe(&self) -> String {

@@ -348,7 +348,10 @@ pub fn search(
         values.push(Box::new(to));
     }
     if let Some(codes) = &query.client_codes {
-        conditions.push("client_code IN (SELECT value FROM json_each(?))".into());
+        conditions.push(format!(
+            "client_code IN ({})",
+            conn.dialect().in_json_list("?")
+        ));
         values.push(Box::new(serde_json::to_string(codes).unwrap_or_default()));
     }
     if let Some(country) = &query.country_code {
@@ -360,7 +363,7 @@ pub fn search(
         values.push(Box::new(status.clone()));
     }
     if let Some(name) = &query.name_folded {
-        conditions.push("instr(name_folded, ?) > 0".into());
+        conditions.push(conn.dialect().contains("name_folded", "?"));
         values.push(Box::new(name.clone()));
     }
     let filter = conditions.join(" AND ");

@@ -1,7 +1,7 @@
 //! SQL for the organization registry.
 
 use crate::db::Value as SqlValue;
-use crate::db::{Conn, OptionalExtension, params};
+use crate::db::{Conn, Dialect, OptionalExtension, params};
 
 use super::Organization;
 use crate::error::{ApiError, ApiResult};
@@ -99,10 +99,7 @@ pub fn delete(conn: &Conn, id: &str) -> ApiResult<()> {
         ));
     }
     let jobs: i64 = conn
-        .prepare_cached(
-            "SELECT count(*) FROM documents WHERE kind = 'job' \
-             AND (json_extract(body, '$.client') = ?1 OR json_extract(body, '$.vendor') = ?1)",
-        )?
+        .prepare_cached(&jobs_naming_sql(conn.dialect()))?
         .query_row([id], |row| row.get(0))?;
     if jobs > 0 {
         return Err(ApiError::conflict(
@@ -114,6 +111,17 @@ pub fn delete(conn: &Conn, id: &str) -> ApiResult<()> {
     conn.prepare_cached("DELETE FROM organizations WHERE id = ?1")?
         .execute([id])?;
     Ok(())
+}
+
+/// The SQL counting the jobs that name the organization `?1` as their
+/// client or vendor, in `dialect`.
+pub fn jobs_naming_sql(dialect: &Dialect) -> String {
+    let id = dialect.body_param(crate::listing::FieldType::Text, "?1");
+    format!(
+        "SELECT count(*) FROM documents WHERE kind = 'job' AND ({} = {id} OR {} = {id})",
+        dialect.body_path("$.client"),
+        dialect.body_path("$.vendor"),
+    )
 }
 
 /// Filters of the organization list beyond the common ones.
@@ -132,7 +140,8 @@ pub fn list(
     let mut condition = String::from("1 = 1");
     let mut params: Vec<SqlValue> = Vec::new();
     if let Some(name) = &filter.name {
-        condition.push_str(" AND instr(name_folded, ?) > 0");
+        condition.push_str(" AND ");
+        condition.push_str(&conn.dialect().contains("name_folded", "?"));
         params.push(SqlValue::Text(name.clone()));
     }
     match &filter.category {

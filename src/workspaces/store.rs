@@ -187,7 +187,10 @@ pub fn list(
         return fetch_page(
             conn,
             COLUMNS,
-            "FROM workspaces w INDEXED BY workspaces_created",
+            &format!(
+                "FROM workspaces w{}",
+                conn.dialect().indexed_by("workspaces_created")
+            ),
             "1 = 1",
             vec![],
             query,
@@ -213,8 +216,10 @@ pub fn list(
         // The workspace is found by its key, whatever the statistics say:
         // statistics taken while the table held one row made the planner
         // scan it for every member instead.
-        "FROM workspace_members m LEFT JOIN workspaces w \
-         INDEXED BY sqlite_autoindex_workspaces_1 ON w.id = m.workspace_id",
+        &format!(
+            "FROM workspace_members m LEFT JOIN workspaces w{} ON w.id = m.workspace_id",
+            conn.dialect().indexed_by("sqlite_autoindex_workspaces_1")
+        ),
         "m.tenant = ?",
         vec![SqlValue::Text(user.tenant.clone())],
         &query,

@@ -8,6 +8,7 @@
 mod capture;
 mod client;
 pub mod cluster;
+mod dialect;
 mod errors;
 mod migrate;
 mod schema;
