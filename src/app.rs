@@ -447,7 +447,13 @@ impl Follow {
             tokio::select! {
                 _ = self.head.changed() => {}
                 _ = self.closing.changed() => {}
-                () = tokio::time::sleep(nap) => {}
+                () = tokio::time::sleep(nap) => {
+                    // No commit position to compare (PostgreSQL): another
+                    // process may have committed; the reader looks again.
+                    if stamp.is_none() && now + nap < deadline {
+                        return Wake::Moved;
+                    }
+                }
             }
         }
     }

@@ -313,9 +313,9 @@ pub fn failed(
 ) -> crate::db::Result<()> {
     conn.prepare_cached(
         "UPDATE webhooks SET failures = ?2, failing_since = ?3, next_attempt_at = ?4, \
-         active = CASE WHEN ?5 IS NULL THEN active ELSE 0 END, \
-         disabled_reason = coalesce(?5, disabled_reason), \
-         updated_at = CASE WHEN ?5 IS NULL THEN updated_at ELSE ?6 END \
+         active = CASE WHEN CAST(?5 AS TEXT) IS NULL THEN active ELSE 0 END, \
+         disabled_reason = coalesce(CAST(?5 AS TEXT), disabled_reason), \
+         updated_at = CASE WHEN CAST(?5 AS TEXT) IS NULL THEN updated_at ELSE ?6 END \
          WHERE id = ?1",
     )?
     .execute(params![

@@ -11,8 +11,6 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
-use rusqlite::{Connection, OpenFlags};
-
 use crate::common::{Server, workspace_with_job};
 
 const BOUNDARY: &str = "boundsBoundary";
@@ -60,13 +58,8 @@ impl Fixture {
             .post_multipart(&self.files, Some(&self.key), BOUNDARY, &body)
     }
 
-    /// A read-only look into the running server's data file.
-    fn store(&self) -> Connection {
-        Connection::open_with_flags(&self.server.data, OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap()
-    }
-
     fn count(&self, sql: &str) -> i64 {
-        self.store().query_row(sql, [], |r| r.get(0)).unwrap()
+        crate::common::store_count(&self.server.data, sql)
     }
 
     /// Uploads in progress: blobs begun and not complete.
@@ -398,10 +391,14 @@ fn a_paused_upload_holds_no_chunk_and_is_stored_byte_for_byte() {
     assert!(content.body == data, "the stored bytes differ");
     // Two chunk rows, bytes: a whole one and the rest.
     assert_eq!(fx.count("SELECT count(*) FROM blob_chunks"), 2);
-    assert_eq!(
-        fx.count("SELECT count(*) FROM blob_chunks WHERE typeof(data) = 'blob'"),
-        2
-    );
+    if !crate::common::on_postgres() {
+        // SQLite's `||` makes text of its operands: the chunks stay BLOBs
+        // (a `bytea` column on PostgreSQL holds nothing else).
+        assert_eq!(
+            fx.count("SELECT count(*) FROM blob_chunks WHERE typeof(data) = 'blob'"),
+            2
+        );
+    }
     assert_eq!(
         fx.count("SELECT length(data) FROM blob_chunks WHERE seq = 0"),
         1_048_576

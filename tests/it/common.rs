@@ -63,6 +63,52 @@ pub fn store_args(data: &Path) -> Vec<std::ffi::OsString> {
     }
 }
 
+/// One statement run directly on the store behind `data` (as another
+/// program would), whatever the engine: its text parameters bound in order.
+pub fn store_execute(data: &Path, sql: &str, params: &[&str]) {
+    match database_for(data) {
+        Some(database) => {
+            use quayside::db::pg::{Client, ConnectOptions};
+            use quayside::db::value::Value;
+            let client = Client::connect(&ConnectOptions::parse(&database).unwrap())
+                .expect("connect to the test database");
+            let values: Vec<Value> = params.iter().map(|p| Value::from(*p)).collect();
+            client.execute(sql, &values).expect("statement");
+        }
+        None => {
+            let conn = rusqlite::Connection::open(data).expect("open the data file");
+            conn.busy_timeout(Duration::from_secs(10))
+                .expect("busy timeout");
+            conn.execute(sql, rusqlite::params_from_iter(params))
+                .expect("statement");
+        }
+    }
+}
+
+/// The one integer a query on the store behind `data` answers, whatever the engine.
+pub fn store_count(data: &Path, sql: &str) -> i64 {
+    match database_for(data) {
+        Some(database) => {
+            use quayside::db::pg::{Client, ConnectOptions};
+            let client = Client::connect(&ConnectOptions::parse(&database).unwrap())
+                .expect("connect to the test database");
+            client
+                .query_row(sql, &[])
+                .expect("query")
+                .and_then(|row| row[0].as_i64())
+                .expect("an integer")
+        }
+        None => {
+            let conn = rusqlite::Connection::open_with_flags(
+                data,
+                rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+            )
+            .expect("open the data file");
+            conn.query_row(sql, [], |row| row.get(0)).expect("query")
+        }
+    }
+}
+
 /// The binary under test: `QUAYSIDE_BIN` when set (bench/ runs the release
 /// build through the same tests), else the one cargo built for this run.
 pub fn binary() -> String {

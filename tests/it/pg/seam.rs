@@ -110,7 +110,7 @@ fn no_row_is_none_and_a_failed_statement_keeps_its_source() {
     let err = conn
         .execute("INSERT INTO no_such_table (x) VALUES (?1)", params![1])
         .unwrap_err();
-    assert!(err.to_string().starts_with("postgresql"), "{err}");
+    assert!(err.to_string().contains("no_such_table"), "{err}");
     assert!(std::error::Error::source(&err).is_some());
     // Parameters of every storage class go in and come out as they were.
     let (i, x, t, b, n): (i64, f64, String, Vec<u8>, Option<String>) = conn

@@ -491,15 +491,11 @@ fn a_workspace_no_longer_active_refuses_the_array_once_with_409() {
     let (job, _) = w.create_job(json!({}));
     // No route takes an active workspace back to pending; another process
     // writing the file (as the CLI does) can: the server reads it at once.
-    let conn = rusqlite::Connection::open(&w.server.data).expect("open the data file");
-    conn.busy_timeout(std::time::Duration::from_secs(10))
-        .expect("busy timeout");
-    conn.execute(
+    crate::common::store_execute(
+        &w.server.data,
         "UPDATE workspaces SET state = 'pending' WHERE id = ?1",
-        [&w.ws],
-    )
-    .expect("update");
-    drop(conn);
+        &[&w.ws],
+    );
     let since = head(&w);
     for (path, body) in [
         (w.results_path(&job, &QUALITY), certificate(30)),
