@@ -205,6 +205,16 @@ impl Server {
         Server::spawn_with(data, vec!["--data".into(), data.into()], extra)
     }
 
+    /// A server on the PostgreSQL database `database` (a connection string),
+    /// whatever the tests' engine; its log in a directory of its own.
+    pub fn spawn_on_database(database: &str) -> Server {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let data = dir.path().join("postgres.db");
+        let mut server = Server::spawn_with(&data, vec!["--database".into(), database.into()], &[]);
+        server.dir = Some(dir);
+        server
+    }
+
     /// A server on an existing data file (for restarts); the caller keeps the directory.
     pub fn spawn(data: &Path, extra: &[&str]) -> Server {
         Server::spawn_with(data, store_args(data), extra)
