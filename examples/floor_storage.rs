@@ -6,8 +6,13 @@
 //! disk and SQLite allow one row at a time. Quayside's PUT throughput is
 //! measured as a multiple of this.
 //!
-//! Usage: floor_storage DATA_FILE SECONDS CODES_FILE; prints `rows/s: N` and
-//! `rows N seconds S`.
+//! On PostgreSQL (a connection string instead of the file: `--database`'s
+//! forms), the same write in its own transaction, which begins as every
+//! writing transaction there does (the `change_log` row lock), one commit per
+//! row: that engine's floor, with the same driver.
+//!
+//! Usage: floor_storage DATA_FILE|DATABASE SECONDS CODES_FILE; prints
+//! `rows/s: N` and `rows N seconds S`.
 
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -16,7 +21,7 @@ use quayside::locations::model::LocationFields;
 use quayside::locations::store;
 
 fn main() {
-    let usage = "usage: floor_storage DATA_FILE SECONDS CODES_FILE";
+    let usage = "usage: floor_storage DATA_FILE|DATABASE SECONDS CODES_FILE";
     let mut args = std::env::args().skip(1);
     let path = args.next().expect(usage);
     let seconds: u64 = args.next().and_then(|s| s.parse().ok()).expect(usage);
@@ -27,7 +32,8 @@ fn main() {
         .map(str::to_string)
         .collect();
     assert!(!codes.is_empty(), "no codes");
-    let conn = quayside::db::Conn::open(std::path::Path::new(&path)).expect("open");
+    let location = quayside::db::Location::parse(&path).expect("a data file or a database");
+    let conn = quayside::db::Conn::open_at(&location).expect("open");
     let now = || {
         SystemTime::now()
             .duration_since(UNIX_EPOCH)
@@ -63,9 +69,9 @@ fn main() {
             restrictions: None,
             general_comments: Some(format!("bench {rows} {}", next() % 1_000_000_000)),
         };
-        conn.execute_batch("BEGIN IMMEDIATE").expect("begin");
+        let write = conn.begin_write().expect("begin");
         store::upsert(&conn, Catalog::Ports, code, &fields, "admin", now()).expect("upsert");
-        conn.execute_batch("COMMIT").expect("commit");
+        write.commit().expect("commit");
         rows += 1;
     }
     let elapsed = started.elapsed().as_secs_f64();
