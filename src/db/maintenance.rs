@@ -4,6 +4,11 @@
 use std::path::Path;
 use std::time::Duration;
 
+/// The complete files whose chunks do not hold their recorded size (both
+/// engines' SQL: a BIGINT cast is SQLite's INTEGER).
+const SHORT_FILES: &str = "SELECT id FROM blobs b WHERE complete = 1 AND size <> \
+     (SELECT CAST(coalesce(sum(length(data)), 0) AS BIGINT) FROM blob_chunks WHERE blob_id = b.id)";
+
 /// `quayside backup OUT`: SQLite's online backup API copies every page in one
 /// step, inside one read transaction, so the copy is consistent even while the
 /// server writes (WAL lets the writer go on). The copy is written beside OUT,
@@ -75,13 +80,7 @@ fn check_postgres(options: &super::pg::ConnectOptions) -> Result<(i64, Vec<Strin
             super::migrate::CURRENT_VERSION
         ));
     }
-    let short = client
-        .query(
-            "SELECT id FROM blobs b WHERE complete = 1 AND size <> \
-             (SELECT coalesce(sum(length(data)), 0)::bigint FROM blob_chunks WHERE blob_id = b.id)",
-            &[],
-        )
-        .map_err(sql)?;
+    let short = client.query(SHORT_FILES, &[]).map_err(sql)?;
     problems.extend(short.iter().map(|row| {
         format!(
             "file bytes: blob {} does not hold its recorded size",
@@ -136,10 +135,7 @@ fn check_file(data: &Path) -> Result<(i64, Vec<String>), String> {
     problems.extend(foreign);
     if version >= 2 {
         let short: Vec<String> = conn
-            .prepare(
-                "SELECT id FROM blobs b WHERE complete = 1 AND size <> \
-                 (SELECT coalesce(sum(length(data)), 0) FROM blob_chunks WHERE blob_id = b.id)",
-            )
+            .prepare(SHORT_FILES)
             .map_err(sql)?
             .query_map([], |row| row.get(0))
             .map_err(sql)?

@@ -312,25 +312,26 @@ impl Cluster {
         .unwrap()
     }
 
-    /// A new, empty database (`t_<n>`, collation C from template1).
-    pub fn database(&self) -> ConnectOptions {
+    /// Creates a new, empty database (`t_<n>`, collation C from template1);
+    /// answers its name.
+    fn create_database(&self) -> String {
         let n = self.next_database.fetch_add(1, Ordering::Relaxed);
         let name = format!("t_{n}");
         let admin = Client::connect(&self.admin()).expect("connect to the test cluster");
         admin
             .batch_execute(&format!("CREATE DATABASE {name}"))
             .expect("create a test database");
-        self.admin().with_dbname(&name)
+        name
+    }
+
+    /// A new, empty database.
+    pub fn database(&self) -> ConnectOptions {
+        self.admin().with_dbname(&self.create_database())
     }
 
     /// A new, empty database as a `--database` connection string.
     pub fn database_string(&self) -> String {
-        let n = self.next_database.fetch_add(1, Ordering::Relaxed);
-        let name = format!("t_{n}");
-        let admin = Client::connect(&self.admin()).expect("connect to the test cluster");
-        admin
-            .batch_execute(&format!("CREATE DATABASE {name}"))
-            .expect("create a test database");
+        let name = self.create_database();
         format!(
             "host={} user=postgres dbname={name} sslmode=disable",
             self.dir.display()
