@@ -12,6 +12,7 @@ pub mod checkpoint;
 pub mod conn;
 pub mod dialect;
 mod error;
+pub mod lease;
 pub mod maintenance;
 pub mod migrate;
 pub mod pg;

@@ -70,12 +70,13 @@ pub fn nudge() {
     WAKE.notify_one();
 }
 
-/// Runs until `closing` turns true (the server begins shutting down).
-pub async fn run(db: Db, config: Config, mut closing: tokio::sync::watch::Receiver<bool>) {
+/// Runs until `closing` turns true (the server begins shutting down, or on
+/// PostgreSQL this process lost the lease of `db::lease`: one process of
+/// several delivers).
+pub async fn run(db: Db, config: Arc<Config>, mut closing: tokio::sync::watch::Receiver<bool>) {
     let shutdown = async move {
         let _ = closing.wait_for(|closing| *closing).await;
     };
-    let config = Arc::new(config);
     let mut head = db.changes_head();
     let mut head_open = true;
     let mut turns: JoinSet<u64> = JoinSet::new();
