@@ -210,6 +210,12 @@ impl Server {
         Server::spawn_with(data, store_args(data), extra)
     }
 
+    /// A server on the store `--database DATABASE` names, its log beside
+    /// `data` (several servers on one PostgreSQL database: tests/it/pg/processes.rs).
+    pub fn spawn_on_database(data: &Path, database: &str, extra: &[&str]) -> Server {
+        Server::spawn_with(data, vec!["--database".into(), database.into()], extra)
+    }
+
     fn spawn_with(data: &Path, store: Vec<std::ffi::OsString>, extra: &[&str]) -> Server {
         let log = data.with_extension("log");
         let log_file = std::fs::OpenOptions::new()
