@@ -462,7 +462,12 @@ pub mod shared {
 
     /// The 429 of a pair with [`MAX_FAILURES`] failures in the window at
     /// `now_ms`, with the wait until the oldest of them leaves it.
-    pub fn refusal(conn: &Conn, username: &str, source: &str, now_ms: i64) -> Result<Option<ApiError>> {
+    pub fn refusal(
+        conn: &Conn,
+        username: &str,
+        source: &str,
+        now_ms: i64,
+    ) -> Result<Option<ApiError>> {
         let mut statement = conn.prepare_cached(
             "SELECT at FROM login_failures WHERE username = ?1 AND source = ?2 AND at > ?3 \
              ORDER BY at DESC LIMIT ?4",
@@ -491,8 +496,10 @@ pub mod shared {
             "DELETE FROM login_failures WHERE username = ?1 AND source = ?2 AND at <= ?3",
         )?
         .execute(params![username, source, now_ms - window_ms()])?;
-        conn.prepare_cached("INSERT INTO login_failures (username, source, at) VALUES (?1, ?2, ?3)")?
-            .execute(params![username, source, now_ms])?;
+        conn.prepare_cached(
+            "INSERT INTO login_failures (username, source, at) VALUES (?1, ?2, ?3)",
+        )?
+        .execute(params![username, source, now_ms])?;
         Ok(())
     }
 

@@ -138,11 +138,7 @@ async fn look(
     let (candidates, stored_head) = db
         .read(move |conn, _| {
             let candidates = store::candidates(conn)?;
-            let head = if shared {
-                changes::head(conn)?
-            } else {
-                0
-            };
+            let head = if shared { changes::head(conn)? } else { 0 };
             Ok((candidates, head))
         })
         .await?;
