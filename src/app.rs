@@ -494,20 +494,19 @@ impl App {
         }
         let limits = SessionLimits::new(settings.session_idle, settings.session_max);
         let uploads = Arc::new(tokio::sync::Semaphore::new(settings.max_uploads.max(1)));
-        let lockout_at = db.location().clone();
+        let shared = db.shared();
         Arc::new(App {
             sessions: SessionCheck::new(db.clone(), limits),
             db,
             // Several processes may serve a PostgreSQL database: there the
             // pairs' failures are counted in it (`lockout::shared`).
-            lockout: match lockout_at {
-                crate::db::Location::File(_) => Lockout::new(
+            lockout: if shared {
+                Lockout::shared(settings.login_failures_per_minute)
+            } else {
+                Lockout::new(
                     settings.login_failures_per_minute,
                     settings.unlock_requests.clone(),
-                ),
-                crate::db::Location::Postgres(_) => {
-                    Lockout::shared(settings.login_failures_per_minute)
-                }
+                )
             },
             checks: PasswordChecks::new(settings.login_checks, settings.login_queue),
             settings,

@@ -345,6 +345,13 @@ impl Db {
         self.location.file()
     }
 
+    /// Whether other server processes may serve the same store (PostgreSQL):
+    /// what they commit reaches no watch of this process, and background
+    /// work that must run once runs under [`lease`].
+    pub fn shared(&self) -> bool {
+        matches!(self.location, Location::Postgres(_))
+    }
+
     /// Where the store is now: unchanged stamps mean nothing was committed in
     /// between (see [`stamp`]). No query, no blocking thread.
     pub fn stamp(&self) -> Option<Stamp> {

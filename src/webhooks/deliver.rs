@@ -134,7 +134,7 @@ async fn look(
     // On PostgreSQL other processes append changes too: the head is read
     // from the store, with the candidates (on a data file this process's
     // writer is the only one, and its head is exact).
-    let shared = db.path().is_none();
+    let shared = db.shared();
     let (candidates, stored_head) = db
         .read(move |conn, _| {
             let candidates = store::candidates(conn)?;
