@@ -635,7 +635,15 @@ async fn shutdown_signal(
 /// the one in QUAYSIDE_ADMIN_PASSWORD).
 fn ensure_first_admin(at: &db::Location, iterations: u32) -> CliResult {
     let conn = db::Conn::open_at(at)?;
-    let swept = db::blobs::sweep_incomplete(&conn).map_err(|e| e.to_string())?;
+    // On PostgreSQL other processes may be receiving uploads right now.
+    let swept = match at {
+        db::Location::File(_) => db::blobs::sweep_incomplete(&conn),
+        db::Location::Postgres(_) => db::blobs::sweep_incomplete_before(
+            &conn,
+            clock::now_ms() - db::blobs::INCOMPLETE_AFTER_MS,
+        ),
+    }
+    .map_err(|e| e.to_string())?;
     if swept > 0 {
         log::info!("removed {swept} upload(s) left incomplete by the last run");
     }
@@ -648,8 +656,13 @@ fn ensure_first_admin(at: &db::Location, iterations: u32) -> CliResult {
     };
     let hash = password::hash(&secret, iterations);
     let tenant = crate::ids::new_id();
-    accounts::insert(&conn, "admin", &tenant, true, &hash, clock::now_ms())
-        .map_err(|e| format!("cannot create the admin account: {e}"))?;
+    if let Err(e) = accounts::insert(&conn, "admin", &tenant, true, &hash, clock::now_ms()) {
+        // Another server process starting on the same empty database made it first.
+        if accounts::count(&conn).map_err(|e| e.to_string())? > 0 {
+            return Ok(());
+        }
+        return Err(format!("cannot create the admin account: {e}").into());
+    }
     if generated {
         eprintln!(
             "quayside: created the first account `admin` with password: {secret}\n\
