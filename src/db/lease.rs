@@ -44,14 +44,17 @@ where
         Location::File(_) => return work(closing).await,
         Location::Postgres(options) => (**options).clone(),
     };
+    // The connection the lock is tried on, kept between tries.
+    let mut spare: Option<pg::Client> = None;
     loop {
         if *closing.borrow() {
-            return;
+            break;
         }
         let attempt = options.clone();
-        let taken = tokio::task::spawn_blocking(move || take(&attempt, name)).await;
+        let kept = spare.take();
+        let taken = tokio::task::spawn_blocking(move || take(kept, &attempt, name)).await;
         match taken {
-            Ok(Ok(Some(client))) => {
+            Ok(Ok(Taken::Held(client))) => {
                 log::info!("{name}: this process holds the lease and runs the background work");
                 let (stop, stopped) = watch::channel(false);
                 let worker = tokio::spawn(work(stopped));
@@ -59,30 +62,44 @@ where
                 let _ = stop.send(true);
                 let _ = worker.await;
                 if !lost {
-                    return;
+                    break;
                 }
                 log::warn!("{name}: the lease's connection is gone; the background work stopped");
             }
-            Ok(Ok(None)) => {}
+            Ok(Ok(Taken::Elsewhere(client))) => spare = Some(client),
             Ok(Err(err)) => log::warn!("{name}: cannot try the lease: {err}"),
             Err(err) => log::warn!("{name}: cannot try the lease: {err}"),
         }
         if !crate::clock::pause(RETRY, &mut closing).await {
-            return;
+            break;
         }
+    }
+    if let Some(client) = spare {
+        let _ = tokio::task::spawn_blocking(move || drop(client)).await;
     }
 }
 
-/// A connection holding the lease `name`, or `None` if another session holds it.
-fn take(options: &pg::ConnectOptions, name: &str) -> pg::Result<Option<pg::Client>> {
-    let client = pg::Client::connect(options)?;
+/// What a try of the lock found; the connection either way.
+enum Taken {
+    /// This connection holds the lease now.
+    Held(pg::Client),
+    /// Another session holds it.
+    Elsewhere(pg::Client),
+}
+
+/// Tries the lock `name` on `kept` (made anew when there is none, or it is gone).
+fn take(kept: Option<pg::Client>, options: &pg::ConnectOptions, name: &str) -> pg::Result<Taken> {
+    let client = match kept {
+        Some(client) if !client.is_closed() => client,
+        _ => pg::Client::connect(options)?,
+    };
     let row = client.query_row(
         "SELECT pg_try_advisory_lock(hashtext(?1))",
         &[Value::from(name)],
     )?;
     Ok(match row.as_ref().and_then(|row| row.get(0)) {
-        Some(Value::Integer(1)) => Some(client),
-        _ => None,
+        Some(Value::Integer(1)) => Taken::Held(client),
+        _ => Taken::Elsewhere(client),
     })
 }
 
