@@ -462,3 +462,38 @@ fn five_failures_split_between_the_processes_lock_the_pair_on_both() {
     p.a.login("admin", ADMIN_PASSWORD);
     p.b.login("admin", ADMIN_PASSWORD);
 }
+
+#[test]
+fn two_processes_started_at_once_on_an_empty_database_both_serve() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let database = crate::pg::cluster::cluster().database_string();
+    let (a, b) = std::thread::scope(|scope| {
+        let a = scope.spawn(|| Server::spawn_on_database(&dir.path().join("a.db"), &database, &[]));
+        let b = scope.spawn(|| Server::spawn_on_database(&dir.path().join("b.db"), &database, &[]));
+        (a.join().unwrap(), b.join().unwrap())
+    });
+    // One schema, one first administrator, one holder of the lease.
+    let key = a.admin_key();
+    let reply = b.get(PORTS, &key);
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    let holders = wait_for("a holder of the lease", 10, || {
+        let holders = [&a, &b]
+            .iter()
+            .filter(|s| s.log_text().contains(HOLDS_THE_LEASE))
+            .count();
+        (holders > 0).then_some(holders)
+    });
+    assert_eq!(holders, 1);
+    std::thread::sleep(LEASE_RETRY_AND_A_BIT);
+    assert_eq!(
+        [&a, &b]
+            .iter()
+            .filter(|s| s.log_text().contains(HOLDS_THE_LEASE))
+            .count(),
+        1,
+        "the other does not take it while it is held"
+    );
+}
+
+/// Longer than `db::lease::RETRY` (2 s): a second holder would have shown.
+const LEASE_RETRY_AND_A_BIT: Duration = Duration::from_millis(2500);
