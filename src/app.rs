@@ -494,13 +494,20 @@ impl App {
         }
         let limits = SessionLimits::new(settings.session_idle, settings.session_max);
         let uploads = Arc::new(tokio::sync::Semaphore::new(settings.max_uploads.max(1)));
+        let shared = db.shared();
         Arc::new(App {
             sessions: SessionCheck::new(db.clone(), limits),
             db,
-            lockout: Lockout::new(
-                settings.login_failures_per_minute,
-                settings.unlock_requests.clone(),
-            ),
+            // Several processes may serve a PostgreSQL database: there the
+            // pairs' failures are counted in it (`lockout::shared`).
+            lockout: if shared {
+                Lockout::shared(settings.login_failures_per_minute)
+            } else {
+                Lockout::new(
+                    settings.login_failures_per_minute,
+                    settings.unlock_requests.clone(),
+                )
+            },
             checks: PasswordChecks::new(settings.login_checks, settings.login_queue),
             settings,
             reads: ReadCache::new(crate::db::cache::DEFAULT_BUDGET_BYTES),

@@ -370,11 +370,33 @@ fn serve(at: &db::Location, log_level: LevelFilter, args: ServeArgs) -> CliResul
         let _ = std::io::stdout().flush();
         log::info!("serving {} on http://{address}", at.describe());
         let app = App::new(database.clone(), settings, crate::routes::table());
-        let retention = tokio::spawn(crate::changes::retention::run(
+        // Retention and webhook deliveries: in this process on a data file;
+        // on PostgreSQL in the one process that holds the lease.
+        let retention_keep = args.changes_retention();
+        let trim_every = Duration::from_millis(args.changes_trim_every_ms.max(1));
+        let webhooks = Arc::new(webhooks);
+        let background_db = database.clone();
+        let background = tokio::spawn(db::lease::run(
             database.clone(),
-            args.changes_retention(),
-            Duration::from_millis(args.changes_trim_every_ms.max(1)),
+            db::lease::BACKGROUND,
             app.closing(),
+            move |closing| {
+                let (db, webhooks) = (background_db.clone(), webhooks.clone());
+                async move {
+                    let retention = tokio::spawn(crate::changes::retention::run(
+                        db.clone(),
+                        retention_keep,
+                        trim_every,
+                        closing.clone(),
+                    ));
+                    let deliveries =
+                        tokio::spawn(crate::webhooks::deliver::run(db, webhooks, closing));
+                    let _ = retention.await;
+                    if let Err(err) = deliveries.await {
+                        log::error!("the webhook worker ended abnormally: {err}");
+                    }
+                }
+            },
         ));
         // The data file's own upkeep; PostgreSQL's autovacuum and
         // autoanalyze do this there.
@@ -395,11 +417,6 @@ fn serve(at: &db::Location, log_level: LevelFilter, args: ServeArgs) -> CliResul
             ))
         });
         let trimming = tokio::spawn(crate::memory::run(app.closing()));
-        let deliveries = tokio::spawn(crate::webhooks::deliver::run(
-            database.clone(),
-            webhooks,
-            app.closing(),
-        ));
         let stopping = app.clone();
         #[cfg(unix)]
         let Signals {
@@ -458,14 +475,11 @@ fn serve(at: &db::Location, log_level: LevelFilter, args: ServeArgs) -> CliResul
         reopening.abort();
         access.finish();
         app.shut_down();
-        let _ = retention.await;
+        let _ = background.await;
         for task in [vacuum, statistics].into_iter().flatten() {
             let _ = task.await;
         }
         let _ = trimming.await;
-        if let Err(err) = deliveries.await {
-            log::error!("the webhook worker ended abnormally: {err}");
-        }
         let closing = database.clone();
         tokio::task::spawn_blocking(move || closing.close())
             .await
@@ -621,7 +635,15 @@ async fn shutdown_signal(
 /// the one in QUAYSIDE_ADMIN_PASSWORD).
 fn ensure_first_admin(at: &db::Location, iterations: u32) -> CliResult {
     let conn = db::Conn::open_at(at)?;
-    let swept = db::blobs::sweep_incomplete(&conn).map_err(|e| e.to_string())?;
+    // On PostgreSQL other processes may be receiving uploads right now.
+    let swept = match at {
+        db::Location::File(_) => db::blobs::sweep_incomplete(&conn),
+        db::Location::Postgres(_) => db::blobs::sweep_incomplete_before(
+            &conn,
+            clock::now_ms() - db::blobs::INCOMPLETE_AFTER_MS,
+        ),
+    }
+    .map_err(|e| e.to_string())?;
     if swept > 0 {
         log::info!("removed {swept} upload(s) left incomplete by the last run");
     }
@@ -634,8 +656,13 @@ fn ensure_first_admin(at: &db::Location, iterations: u32) -> CliResult {
     };
     let hash = password::hash(&secret, iterations);
     let tenant = crate::ids::new_id();
-    accounts::insert(&conn, "admin", &tenant, true, &hash, clock::now_ms())
-        .map_err(|e| format!("cannot create the admin account: {e}"))?;
+    if let Err(e) = accounts::insert(&conn, "admin", &tenant, true, &hash, clock::now_ms()) {
+        // Another server process starting on the same empty database made it first.
+        if accounts::count(&conn).map_err(|e| e.to_string())? > 0 {
+            return Ok(());
+        }
+        return Err(format!("cannot create the admin account: {e}").into());
+    }
     if generated {
         eprintln!(
             "quayside: created the first account `admin` with password: {secret}\n\
@@ -716,14 +743,15 @@ fn user(at: &db::Location, command: UserCommand) -> CliResult {
             if accounts::find(&conn, &name).map_err(sql)?.is_none() {
                 return Err(format!("no account named `{name}`").into());
             }
+            // On PostgreSQL every server counts the failures in the store.
+            let Some(data) = at.file() else {
+                crate::auth::lockout::shared::unlock(&conn, &name).map_err(sql)?;
+                println!("unlocked {name}: its failed logins from every address are forgotten");
+                return Ok(());
+            };
             // The lockout lives in the server's memory: the request goes in a
             // file beside the data file, which the server reads before it
             // refuses or slows down a login (one appended line, one write).
-            let Some(data) = at.file() else {
-                return Err("`user unlock` works on a data file only for now: on \
-                            PostgreSQL, restart the server to clear its lockout"
-                    .into());
-            };
             let requests = crate::auth::lockout::unlock_requests_path(data);
             std::fs::OpenOptions::new()
                 .create(true)

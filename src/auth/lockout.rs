@@ -15,6 +15,14 @@
 //! a process of its own, reaches a running server through a file beside the
 //! data file ([`unlock_requests_path`]): one username per line, appended; the
 //! server reads what was added when a login would be refused or slowed.
+//!
+//! On PostgreSQL several server processes may serve one database, and a
+//! client's attempts may reach any of them: there the failures that lock a
+//! (username, address) pair are rows of the UNLOGGED table `login_failures`
+//! ([`shared`]), written through the writer before the 401 is answered and
+//! counted at every login, so the lock counts across processes and `quayside
+//! user unlock` deletes rows instead of writing the file. The address's budget
+//! and the username's slowdown stay in each process's memory.
 
 use std::collections::{HashMap, VecDeque};
 use std::io::{Read, Seek, SeekFrom};
@@ -146,6 +154,8 @@ pub struct Lockout {
     /// Failed logins an address may make per minute (0: no limit).
     failures_per_minute: u32,
     unlocks: Option<PathBuf>,
+    /// The pairs' failures are counted in the store ([`shared`]), not here.
+    shared_pairs: bool,
 }
 
 impl Default for Lockout {
@@ -222,7 +232,23 @@ impl Lockout {
             }),
             failures_per_minute,
             unlocks,
+            shared_pairs: false,
         }
+    }
+
+    /// A lockout whose (username, address) failures are counted in the
+    /// store by the caller ([`shared`]; PostgreSQL, where several processes
+    /// serve one database): [`Lockout::admit`] does not lock pairs itself.
+    pub fn shared(failures_per_minute: u32) -> Lockout {
+        Lockout {
+            shared_pairs: true,
+            ..Lockout::new(failures_per_minute, None)
+        }
+    }
+
+    /// Whether the pairs' failures are counted in the store ([`shared`]).
+    pub fn counts_in_store(&self) -> bool {
+        self.shared_pairs
     }
 
     /// Lets a login attempt through, or refuses it with 429: the pair is
@@ -235,7 +261,7 @@ impl Lockout {
         let mut state = self.lock();
         state.tidy(now, self.failures_per_minute);
         let pair = (username.to_string(), source);
-        if locked_for(&mut state, &pair, now).is_some() {
+        if !self.shared_pairs && locked_for(&mut state, &pair, now).is_some() {
             self.read_unlock_requests(&mut state);
             if let Some(wait) = locked_for(&mut state, &pair, now) {
                 return Err(ApiError::TooManyRequests {
@@ -413,6 +439,82 @@ fn sweep(state: &mut State, now: Instant, failures_per_minute: u32) {
 /// Whether an address's standing is still worth remembering.
 fn remembered(budget: &Budget, now: Instant) -> bool {
     budget.standing(now) != Standing::Unknown
+}
+
+/// The failed logins of (username, address) pairs in the store, counted by
+/// every server process on one PostgreSQL database (see the module's doc).
+/// Times are the wall clock's milliseconds: the processes share no `Instant`.
+pub mod shared {
+    use std::time::Duration;
+
+    use super::{MAX_FAILURES, Source, WINDOW, whole_seconds};
+    use crate::db::{Conn, Result, params};
+    use crate::error::{ApiError, Throttle};
+
+    fn window_ms() -> i64 {
+        WINDOW.as_millis() as i64
+    }
+
+    /// How an address is written in the table.
+    pub fn source_key(source: Source) -> String {
+        source.0.to_string()
+    }
+
+    /// The 429 of a pair with [`MAX_FAILURES`] failures in the window at
+    /// `now_ms`, with the wait until the oldest of them leaves it.
+    pub fn refusal(
+        conn: &Conn,
+        username: &str,
+        source: &str,
+        now_ms: i64,
+    ) -> Result<Option<ApiError>> {
+        let mut statement = conn.prepare_cached(
+            "SELECT at FROM login_failures WHERE username = ?1 AND source = ?2 AND at > ?3 \
+             ORDER BY at DESC LIMIT ?4",
+        )?;
+        let times = statement
+            .query_map(
+                params![username, source, now_ms - window_ms(), MAX_FAILURES as i64],
+                |row| row.get::<_, i64>(0),
+            )?
+            .collect::<Result<Vec<i64>>>()?;
+        if times.len() < MAX_FAILURES {
+            return Ok(None);
+        }
+        let oldest = times[MAX_FAILURES - 1];
+        let left = (window_ms() - (now_ms - oldest)).max(0) as u64;
+        Ok(Some(ApiError::TooManyRequests {
+            retry_after_secs: whole_seconds(Duration::from_millis(left)),
+            reason: Throttle::FailedLogins,
+        }))
+    }
+
+    /// Records a failure of the pair at `now_ms`; forgets the pair's
+    /// failures that left the window (the table stays small).
+    pub fn failed(conn: &Conn, username: &str, source: &str, now_ms: i64) -> Result<()> {
+        conn.prepare_cached(
+            "DELETE FROM login_failures WHERE username = ?1 AND source = ?2 AND at <= ?3",
+        )?
+        .execute(params![username, source, now_ms - window_ms()])?;
+        conn.prepare_cached(
+            "INSERT INTO login_failures (username, source, at) VALUES (?1, ?2, ?3)",
+        )?
+        .execute(params![username, source, now_ms])?;
+        Ok(())
+    }
+
+    /// A login of the pair succeeded: its failures are forgotten.
+    pub fn succeeded(conn: &Conn, username: &str, source: &str) -> Result<()> {
+        conn.prepare_cached("DELETE FROM login_failures WHERE username = ?1 AND source = ?2")?
+            .execute(params![username, source])?;
+        Ok(())
+    }
+
+    /// `quayside user unlock`: every failure of `username`, from every address.
+    pub fn unlock(conn: &Conn, username: &str) -> Result<usize> {
+        conn.prepare_cached("DELETE FROM login_failures WHERE username = ?1")?
+            .execute(params![username])
+    }
 }
 
 /// Seconds to announce in `Retry-After`: rounded up, at least one.

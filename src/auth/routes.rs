@@ -3,7 +3,7 @@
 use serde_json::json;
 
 use super::check::request_key;
-use super::lockout::Source;
+use super::lockout::{self, Source};
 use super::{accounts, password, sessions};
 use crate::app::{Ctx, Endpoint, public, session};
 use crate::clock;
@@ -69,6 +69,21 @@ pub async fn login(mut ctx: Ctx) -> ApiResult<Response> {
     let app = ctx.app.clone();
     let source = Source::of(ctx.req.remote().map(|address| address.ip()));
     let attempt = app.lockout.admit(&username, source)?;
+    // On PostgreSQL the pair's failures are counted in the store, where every
+    // server process on the database records its own (`lockout::shared`).
+    let shared = app
+        .lockout
+        .counts_in_store()
+        .then(|| (username.clone(), lockout::shared::source_key(source)));
+    if let Some((name, address)) = shared.clone() {
+        let now = clock::now_ms();
+        let refusal = ctx
+            .read(move |conn| Ok(lockout::shared::refusal(conn, &name, &address, now)?))
+            .await?;
+        if let Some(refusal) = refusal {
+            return Err(refusal);
+        }
+    }
     // PBKDF2 is deliberately slow: a bounded number of checks at once, on the
     // blocking pool, never on the async executor. The turn comes first, so a
     // login answered busy costs no store read either.
@@ -94,6 +109,17 @@ pub async fn login(mut ctx: Ctx) -> ApiResult<Response> {
         })
         .await?;
     let Some(account) = verified else {
+        if let Some((name, address)) = shared {
+            // Recorded before the 401, so the next attempt counts it,
+            // whichever process it reaches.
+            let now = clock::now_ms();
+            let recorded = ctx
+                .write(move |conn| Ok(lockout::shared::failed(conn, &name, &address, now)?))
+                .await;
+            if let Err(err) = recorded {
+                log::warn!("could not record a failed login: {err}");
+            }
+        }
         // The username's slowdown: a failed attempt on a username under
         // attack is answered later; a right password never waits.
         tokio::time::sleep(attempt.failed()).await;
@@ -110,6 +136,9 @@ pub async fn login(mut ctx: Ctx) -> ApiResult<Response> {
     ctx.write(move |conn| {
         sessions::purge_expired(conn, now, idle, max)?;
         sessions::insert(conn, &hash, account_id, now)?;
+        if let Some((name, address)) = &shared {
+            lockout::shared::succeeded(conn, name, address)?;
+        }
         Ok(())
     })
     .await?;

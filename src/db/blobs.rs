@@ -223,6 +223,20 @@ pub fn sweep_incomplete(conn: &super::Conn) -> super::Result<usize> {
     conn.execute("DELETE FROM blobs WHERE complete = 0", [])
 }
 
+/// How old an incomplete blob must be before a starting server removes it
+/// from a store other processes serve ([`sweep_incomplete_before`]).
+pub const INCOMPLETE_AFTER_MS: i64 = 3600 * 1000;
+
+/// [`sweep_incomplete`] on a store other server processes may be writing
+/// uploads to (PostgreSQL): only blobs begun before `cutoff_ms`, so that a
+/// process starting does not remove another's upload in progress.
+pub fn sweep_incomplete_before(conn: &super::Conn, cutoff_ms: i64) -> super::Result<usize> {
+    conn.execute(
+        "DELETE FROM blobs WHERE complete = 0 AND created_at < ?1",
+        [cutoff_ms],
+    )
+}
+
 /// Reads `len` bytes at `offset` of a blob, never more than one chunk row at
 /// a time: with SQLite's incremental blob I/O, or PostgreSQL's `substring`
 /// (only the piece crosses the wire).

@@ -12,6 +12,7 @@ pub mod checkpoint;
 pub mod conn;
 pub mod dialect;
 mod error;
+pub mod lease;
 pub mod maintenance;
 pub mod migrate;
 pub mod pg;
@@ -342,6 +343,13 @@ impl Db {
     /// The data file, when the store is one.
     pub fn path(&self) -> Option<&Path> {
         self.location.file()
+    }
+
+    /// Whether other server processes may serve the same store (PostgreSQL):
+    /// what they commit reaches no watch of this process, and background
+    /// work that must run once runs under [`lease`].
+    pub fn shared(&self) -> bool {
+        matches!(self.location, Location::Postgres(_))
     }
 
     /// Where the store is now: unchanged stamps mean nothing was committed in

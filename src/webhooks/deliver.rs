@@ -44,6 +44,9 @@ pub const BATCH: usize = 50;
 const REDELIVERIES_PER_TURN: usize = 10;
 /// The worker looks for work at least this often.
 const IDLE_LOOK: Duration = Duration::from_secs(5);
+/// How often it looks on PostgreSQL, where other server processes commit
+/// changes this process's head does not see (their commits wake nothing here).
+const IDLE_LOOK_SHARED: Duration = Duration::from_secs(1);
 /// How long a turn that met a fault of the server (not of the receiver)
 /// waits before it ends, so that a persistent fault does not spin.
 const AFTER_A_FAULT: Duration = Duration::from_secs(1);
@@ -70,12 +73,13 @@ pub fn nudge() {
     WAKE.notify_one();
 }
 
-/// Runs until `closing` turns true (the server begins shutting down).
-pub async fn run(db: Db, config: Config, mut closing: tokio::sync::watch::Receiver<bool>) {
+/// Runs until `closing` turns true (the server begins shutting down, or on
+/// PostgreSQL this process lost the lease of `db::lease`: one process of
+/// several delivers).
+pub async fn run(db: Db, config: Arc<Config>, mut closing: tokio::sync::watch::Receiver<bool>) {
     let shutdown = async move {
         let _ = closing.wait_for(|closing| *closing).await;
     };
-    let config = Arc::new(config);
     let mut head = db.changes_head();
     let mut head_open = true;
     let mut turns: JoinSet<u64> = JoinSet::new();
@@ -127,7 +131,18 @@ async fn look(
     running: &mut HashMap<tokio::task::Id, String>,
     scanned: &HashMap<String, u64>,
 ) -> ApiResult<(Instant, bool)> {
-    let candidates = db.read(|conn, _| Ok(store::candidates(conn)?)).await?;
+    // On PostgreSQL other processes append changes too: the head is read
+    // from the store, with the candidates (on a data file this process's
+    // writer is the only one, and its head is exact).
+    let shared = db.shared();
+    let (candidates, stored_head) = db
+        .read(move |conn, _| {
+            let candidates = store::candidates(conn)?;
+            let head = if shared { changes::head(conn)? } else { 0 };
+            Ok((candidates, head))
+        })
+        .await?;
+    let head = head.max(stored_head);
     let now = clock::now_ms();
     let any_active = candidates.iter().any(|w| w.active);
     let mut next_due: Option<i64> = None;
@@ -149,7 +164,7 @@ async fn look(
                 .or(webhook.next_attempt_at);
         }
     }
-    let idle = Instant::now() + IDLE_LOOK;
+    let idle = Instant::now() + if shared { IDLE_LOOK_SHARED } else { IDLE_LOOK };
     let wake_at = match next_due {
         Some(at) => idle.min(Instant::now() + Duration::from_millis((at - now).max(0) as u64)),
         None => idle,

@@ -207,7 +207,7 @@ impl Server {
 
     /// A server on the PostgreSQL database `database` (a connection string),
     /// whatever the tests' engine; its log in a directory of its own.
-    pub fn spawn_on_database(database: &str) -> Server {
+    pub fn start_on_database(database: &str) -> Server {
         let dir = tempfile::tempdir().expect("temp dir");
         let data = dir.path().join("postgres.db");
         let mut server = Server::spawn_with(&data, vec!["--database".into(), database.into()], &[]);
@@ -218,6 +218,12 @@ impl Server {
     /// A server on an existing data file (for restarts); the caller keeps the directory.
     pub fn spawn(data: &Path, extra: &[&str]) -> Server {
         Server::spawn_with(data, store_args(data), extra)
+    }
+
+    /// A server on the store `--database DATABASE` names, its log beside
+    /// `data` (several servers on one PostgreSQL database: tests/it/pg/processes.rs).
+    pub fn spawn_on_database(data: &Path, database: &str, extra: &[&str]) -> Server {
+        Server::spawn_with(data, vec!["--database".into(), database.into()], extra)
     }
 
     fn spawn_with(data: &Path, store: Vec<std::ffi::OsString>, extra: &[&str]) -> Server {

@@ -60,7 +60,7 @@ pub(crate) struct Received {
 }
 
 impl Received {
-    fn header(&self, name: &str) -> &str {
+    pub(crate) fn header(&self, name: &str) -> &str {
         self.headers
             .iter()
             .find(|(n, _)| n.eq_ignore_ascii_case(name))
@@ -89,7 +89,7 @@ pub(crate) struct Receiver {
 }
 
 impl Receiver {
-    fn start(script: impl FnMut(usize) -> Answer + Send + 'static) -> Receiver {
+    pub(crate) fn start(script: impl FnMut(usize) -> Answer + Send + 'static) -> Receiver {
         Receiver::on(TcpListener::bind("127.0.0.1:0").unwrap(), None, script)
     }
 
@@ -145,7 +145,7 @@ impl Receiver {
         self.got.lock().unwrap().clone()
     }
 
-    fn answer(&self, script: impl FnMut(usize) -> Answer + Send + 'static) {
+    pub(crate) fn answer(&self, script: impl FnMut(usize) -> Answer + Send + 'static) {
         *self.script.lock().unwrap() = Box::new(script);
     }
 

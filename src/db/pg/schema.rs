@@ -12,6 +12,19 @@ use crate::db::value::Value;
 /// The whole current schema, for a new database.
 pub const SCHEMA: &str = include_str!("schema.sql");
 
+/// Tables of the running servers' shared state, not of the data: made by
+/// every `apply_schema` where missing, not versioned, not copied by
+/// `migrate`. `login_failures`: the recent failed logins per (username,
+/// client address) that every server process counts (`auth::lockout`),
+/// UNLOGGED as the lockout was memory (a crash of the database clears it,
+/// as a restart of the one server did).
+pub const SHARED_STATE: &str = "CREATE UNLOGGED TABLE IF NOT EXISTS login_failures (
+    username text   NOT NULL,
+    source   text   NOT NULL,
+    at       bigint NOT NULL
+);
+CREATE INDEX IF NOT EXISTS login_failures_pair ON login_failures (username, source, at)";
+
 /// The advisory lock `apply_schema` holds for its transaction, so that
 /// processes starting together create the schema once.
 const SCHEMA_LOCK: &str = "SELECT pg_advisory_xact_lock(hashtext('quayside.schema'))";
@@ -35,7 +48,7 @@ pub fn apply_schema(client: &Client) -> Result<()> {
     client.transaction(|client| {
         client.execute(SCHEMA_LOCK, &[])?;
         client.check_collation()?;
-        match schema_version(client)? {
+        let applied = match schema_version(client)? {
             Some(CURRENT_VERSION) => Ok(()),
             Some(found) if found > CURRENT_VERSION => Err(Error::Newer { found }),
             Some(found) => Err(Error::Unsupported { found }),
@@ -54,6 +67,14 @@ pub fn apply_schema(client: &Client) -> Result<()> {
                 )?;
                 Ok(())
             }
+        };
+        applied?;
+        // Checked first: `IF NOT EXISTS` on a table that exists sends a
+        // NOTICE, which the driver logs at every start.
+        let missing = client.query_row("SELECT to_regclass('login_failures') IS NULL", &[])?;
+        if missing.as_ref().map(|row| &row[0]) == Some(&Value::Integer(1)) {
+            client.batch_execute(SHARED_STATE)?;
         }
+        Ok(())
     })
 }

@@ -298,7 +298,7 @@ fn a_data_file_moves_into_an_empty_database_checked_and_keeps_working() {
     // every read route exactly as the one on the file: status, totals, body
     // (the admin's session was copied too: the same key works on both).
     let file_server = Server::spawn_on_file(&data, &[]);
-    let pg_server = Server::spawn_on_database(&target);
+    let pg_server = Server::start_on_database(&target);
     let inspector = file_server.login("inspector", "inspector-password");
     assert!(!inspector.is_empty());
     for route in routes(&filled) {

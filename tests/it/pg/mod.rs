@@ -1,7 +1,6 @@
 //! The PostgreSQL connection layer (`quayside::db::pg`) against a real
 //! PostgreSQL server: one cluster for the whole test binary ([`cluster`]), a
-//! fresh database per test. Nothing here runs the service: it does not use
-//! PostgreSQL yet.
+//! fresh database per test. `processes` runs two servers on one database.
 //!
 //! Run them alone with `cargo test --test it pg::`.
 
@@ -11,6 +10,7 @@ pub mod cluster;
 mod dialect;
 mod errors;
 mod migrate;
+mod processes;
 mod schema;
 mod seam;
 mod tls;

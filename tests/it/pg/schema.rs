@@ -98,7 +98,8 @@ fn sqlite_shape() -> Shape {
 /// sequence appended and `commits` the writing transactions.
 const PG_ONLY_COLUMNS: &[(&str, &str)] = &[("change_log", "head"), ("change_log", "commits")];
 
-/// The PostgreSQL schema `apply_schema` made, less the version table and
+/// The PostgreSQL schema `apply_schema` made, less the version table, the
+/// servers' shared state (`login_failures`, `pg::schema::SHARED_STATE`) and
 /// [`PG_ONLY_COLUMNS`].
 fn pg_shape(client: &Client) -> Shape {
     let text = |v: &Value| v.as_str().expect("text").to_owned();
@@ -110,7 +111,7 @@ fn pg_shape(client: &Client) -> Shape {
         .query(
             "SELECT table_name::text FROM information_schema.tables \
              WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' \
-             AND table_name <> 'quayside_meta'",
+             AND table_name NOT IN ('quayside_meta', 'login_failures')",
             &[],
         )
         .unwrap();
@@ -139,7 +140,7 @@ fn pg_shape(client: &Client) -> Shape {
              JOIN pg_class i ON i.oid = x.indexrelid \
              JOIN pg_class t ON t.oid = x.indrelid \
              WHERE t.relnamespace = current_schema()::regnamespace \
-             AND t.relname <> 'quayside_meta' \
+             AND t.relname NOT IN ('quayside_meta', 'login_failures') \
              AND NOT EXISTS (SELECT 1 FROM pg_constraint c \
                              WHERE c.conindid = x.indexrelid AND c.conrelid = x.indrelid \
                              AND c.contype IN ('p', 'u'))",

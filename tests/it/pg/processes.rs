@@ -1,0 +1,499 @@
+//! Two `quayside serve` processes on one database of the test cluster behave
+//! as one server (issue 17, "several processes, one service"): a session ended
+//! through one is refused by the other at once, concurrent creates of one name
+//! through both give one winner and no 500, webhooks are delivered once per
+//! attempt (by the process holding the background lease, `db::lease`), and
+//! the lockout counts failures made through either. Over real HTTP, on
+//! 127.0.0.1; every wait polls for the state it asserts, with a deadline.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::common::{ADMIN_PASSWORD, PORTS, Server, id, workspace_with_job};
+use crate::webhooks::{Answer, Receiver, create};
+
+/// Two servers, A then B, on one fresh database. A is started first and
+/// holds the background lease before B starts.
+struct Pair {
+    a: Server,
+    b: Server,
+    database: String,
+    _dir: tempfile::TempDir,
+}
+
+const HOLDS_THE_LEASE: &str = "this process holds the lease";
+
+fn pair(extra: &[&str]) -> Pair {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let database = crate::pg::cluster::cluster().database_string();
+    let a = Server::spawn_on_database(&dir.path().join("a.db"), &database, extra);
+    a.log_when(|log| log.contains(HOLDS_THE_LEASE));
+    let b = Server::spawn_on_database(&dir.path().join("b.db"), &database, extra);
+    Pair {
+        a,
+        b,
+        database,
+        _dir: dir,
+    }
+}
+
+impl Pair {
+    /// The one integer `sql` answers on the shared database.
+    fn count(&self, sql: &str, params: &[&str]) -> i64 {
+        use quayside::db::pg::{Client, ConnectOptions};
+        use quayside::db::value::Value;
+        let client = Client::connect(&ConnectOptions::parse(&self.database).unwrap())
+            .expect("connect to the test database");
+        let values: Vec<Value> = params.iter().map(|p| Value::from(*p)).collect();
+        client
+            .query_row(sql, &values)
+            .expect("query")
+            .and_then(|row| row[0].as_i64())
+            .expect("an integer")
+    }
+}
+
+/// Polls `probe` every 20 ms until it answers, or fails naming `what`.
+#[track_caller]
+fn wait_for<T>(what: &str, seconds: u64, mut probe: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + Duration::from_secs(seconds);
+    loop {
+        if let Some(found) = probe() {
+            return found;
+        }
+        assert!(Instant::now() < deadline, "gave up waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A session route that answers from the read cache when it can (a port).
+fn port_path() -> String {
+    format!("{PORTS}/NLRTM")
+}
+
+#[track_caller]
+fn live(server: &Server, key: &str) {
+    let reply = server.get(&port_path(), key);
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    assert_eq!(reply.json()["clientCode"], "NLRTM", "{}", reply.text());
+}
+
+#[track_caller]
+fn refused(server: &Server, key: &str) {
+    server
+        .get(&port_path(), key)
+        .assert_error(401, "unauthorized");
+    server
+        .put(
+            &format!("{PORTS}/NLRTM"),
+            key,
+            &json!({"name": "Rotterdam"}),
+        )
+        .assert_error(401, "unauthorized");
+}
+
+#[test]
+fn a_logout_password_change_or_removal_through_one_process_is_refused_by_the_other_at_once() {
+    let p = pair(&[]);
+    let admin = p.a.admin_key();
+    let created = p.a.put(&port_path(), &admin, &json!({"name": "Rotterdam"}));
+    assert_eq!(created.status, 201, "{}", created.text());
+
+    // A logout through A.
+    let key = p.a.add_user("alice", &[]);
+    for _ in 0..3 {
+        live(&p.b, &key);
+        live(&p.a, &key);
+    }
+    let out = p.a.delete("/api/rest/1.0/sessions/alice", &key);
+    assert_eq!(out.status, 204, "{}", out.text());
+    refused(&p.b, &key);
+    refused(&p.a, &key);
+
+    // `quayside user passwd` run by the CLI on the database.
+    let key = p.b.login("alice", "alice-password");
+    for _ in 0..3 {
+        live(&p.b, &key);
+        live(&p.a, &key);
+    }
+    let out =
+        p.a.cli(&["user", "passwd", "alice"], Some("alice-new-password"));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    refused(&p.b, &key);
+    refused(&p.a, &key);
+    p.b.login_reply("alice", "alice-password")
+        .assert_error(401, "unauthorized");
+    let key = p.b.login("alice", "alice-new-password");
+
+    // `quayside user remove`.
+    for _ in 0..3 {
+        live(&p.a, &key);
+        live(&p.b, &key);
+    }
+    let out = p.b.cli(&["user", "remove", "alice"], None);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    refused(&p.a, &key);
+    refused(&p.b, &key);
+    // The administrator's session, used through both all along, still works.
+    live(&p.a, &admin);
+    live(&p.b, &admin);
+}
+
+/// `requests` of `send` at once, half through each process; their statuses.
+fn race(
+    p: &Pair,
+    requests: usize,
+    send: impl Fn(&Server) -> (u16, Value) + Sync,
+) -> Vec<(u16, Value)> {
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..requests)
+            .map(|i| {
+                let server = if i % 2 == 0 { &p.a } else { &p.b };
+                let send = &send;
+                scope.spawn(move || send(server))
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    })
+}
+
+#[track_caller]
+fn tally(answers: &[(u16, Value)]) -> BTreeMap<u16, usize> {
+    let mut statuses = BTreeMap::new();
+    for (status, _) in answers {
+        *statuses.entry(*status).or_insert(0) += 1;
+    }
+    assert!(
+        answers.iter().all(|(status, _)| *status < 500),
+        "no 500: {answers:?}"
+    );
+    statuses
+}
+
+#[test]
+fn concurrent_creates_through_both_processes_give_one_winner_and_never_a_500() {
+    let p = pair(&[]);
+    let admin = p.a.admin_key();
+    const AT_ONCE: usize = 12;
+
+    // One new port code: an upsert, so one 201 and 200 for the others.
+    let answers = race(&p, AT_ONCE, |server| {
+        let reply = server.put(&format!("{PORTS}/RACE"), &admin, &json!({"name": "Race"}));
+        (reply.status, reply.json())
+    });
+    assert_eq!(
+        tally(&answers),
+        BTreeMap::from([(200, AT_ONCE - 1), (201, 1)]),
+        "{answers:?}"
+    );
+    assert!(
+        answers.iter().all(|(_, body)| body["name"] == "Race"),
+        "{answers:?}"
+    );
+    assert_eq!(
+        p.count(
+            "SELECT count(*) FROM locations WHERE catalog = 'ports' AND client_code = ?1",
+            &["RACE"]
+        ),
+        1
+    );
+
+    // One organization name: one 201, 409 `duplicate_name` for the others.
+    let answers = race(&p, AT_ONCE, |server| {
+        let reply = server.post(
+            "/v2/organizations",
+            &admin,
+            &json!({"body": {"name": "Race Inspections"}}),
+        );
+        (reply.status, reply.json())
+    });
+    assert_eq!(
+        tally(&answers),
+        BTreeMap::from([(201, 1), (409, AT_ONCE - 1)]),
+        "{answers:?}"
+    );
+    for (status, body) in &answers {
+        if *status == 409 {
+            assert_eq!(body["error"]["code"], "duplicate_name", "{body}");
+        } else {
+            assert_eq!(body["body"]["name"], "Race Inspections", "{body}");
+        }
+    }
+    assert_eq!(
+        p.count(
+            "SELECT count(*) FROM organizations WHERE name_folded = ?1",
+            &["race inspections"]
+        ),
+        1
+    );
+
+    // One quantity direction on one job: one 201, 409 for the others.
+    let (workspace, job) = workspace_with_job(&p.a, &admin, "Race Client", None);
+    let path = format!("/workspaces/{workspace}/jobs/{job}/quantity");
+    let answers = race(&p, AT_ONCE, |server| {
+        let reply = server.post(&path, &admin, &json!({"direction": "source"}));
+        (reply.status, reply.json())
+    });
+    assert_eq!(
+        tally(&answers),
+        BTreeMap::from([(201, 1), (409, AT_ONCE - 1)]),
+        "{answers:?}"
+    );
+    for (status, body) in &answers {
+        if *status == 409 {
+            assert_eq!(body["error"]["code"], "duplicate_direction", "{body}");
+        }
+    }
+    assert_eq!(
+        p.count(
+            "SELECT count(*) FROM documents WHERE kind = 'quantityResult' AND job_id = ?1",
+            &[job.as_str()]
+        ),
+        1
+    );
+}
+
+/// The delivery log of a webhook, oldest first, through `server`.
+fn log(server: &Server, key: &str, webhook: &str) -> Vec<Value> {
+    let reply = server.get(
+        &format!("/v2/webhooks/{webhook}/deliveries?limit=1000"),
+        key,
+    );
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    let mut entries: Vec<Value> = reply
+        .json()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["body"].clone())
+        .collect();
+    entries.reverse();
+    entries
+}
+
+/// Event ids with one succeeded attempt each in the log.
+fn succeeded(log: &[Value]) -> BTreeMap<String, usize> {
+    let mut seen = BTreeMap::new();
+    for entry in log.iter().filter(|e| e["outcome"] == "succeeded") {
+        *seen
+            .entry(entry["event_id"].as_str().unwrap().to_string())
+            .or_insert(0) += 1;
+    }
+    seen
+}
+
+/// Receivers on 127.0.0.1; retries far enough apart that the process not
+/// holding the lease, which would look for work every second, would see
+/// each one due (so a second deliverer would show).
+const FLAGS: &[&str] = &[
+    "--webhook-allow-private",
+    "--webhook-retry-base-ms",
+    "700",
+    "--webhook-retry-max-secs",
+    "60",
+];
+
+#[test]
+fn webhooks_are_delivered_once_per_attempt_and_the_other_process_takes_over_a_killed_holder() {
+    let p = pair(FLAGS);
+    let admin = p.a.admin_key();
+    assert!(
+        !p.b.log_text().contains(HOLDS_THE_LEASE),
+        "A holds it, not B"
+    );
+
+    // Changes made through both processes, each delivered once. The first
+    // two answers take longer than a second: a delivery in flight meanwhile
+    // is not started again by the other process.
+    let receiver = Receiver::start(|n| {
+        if n < 2 {
+            Answer::Slow(Duration::from_millis(1500))
+        } else {
+            Answer::Status(200)
+        }
+    });
+    let (hook, _) = create(&p.b, &admin, json!({"url": receiver.url()}));
+    for i in 0..6 {
+        let server = if i % 2 == 0 { &p.a } else { &p.b };
+        id(&server.post(
+            "/v2/organizations",
+            &admin,
+            &json!({"name": format!("Once {i}")}),
+        ));
+    }
+    let delivered = wait_for("six successes logged", 30, || {
+        let log = log(&p.b, &admin, &hook);
+        (succeeded(&log).len() == 6).then_some(log)
+    });
+    assert_eq!(delivered.len(), 6, "one attempt each: {delivered:?}");
+    assert!(succeeded(&delivered).values().all(|n| *n == 1));
+    let events: BTreeSet<String> = receiver
+        .received()
+        .iter()
+        .map(|r| r.header("quayside-event-id").to_string())
+        .collect();
+    assert_eq!(receiver.received().len(), 6, "each change once");
+    assert_eq!(events, succeeded(&delivered).into_keys().collect());
+
+    // A failing receiver's retries are not doubled: two failures, then a
+    // success, each attempt made and logged once.
+    let failing = Receiver::start(|n| Answer::Status(if n < 2 { 500 } else { 204 }));
+    let (retried, _) = create(&p.a, &admin, json!({"url": failing.url()}));
+    id(&p
+        .b
+        .post("/v2/organizations", &admin, &json!({"name": "Retried"})));
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let attempts = wait_for("the third attempt logged", 31, || {
+        let log = log(&p.a, &admin, &retried);
+        assert!(
+            Instant::now() < deadline,
+            "{log:?}; {} requests; A: {}; B: {}",
+            failing.received().len(),
+            p.a.log_text(),
+            p.b.log_text()
+        );
+        (!succeeded(&log).is_empty()).then_some(log)
+    });
+    let numbers: Vec<i64> = attempts
+        .iter()
+        .map(|d| d["attempt"].as_i64().unwrap())
+        .collect();
+    assert_eq!(numbers, [1, 2, 3], "{attempts:?}");
+    let outcomes: Vec<&str> = attempts
+        .iter()
+        .map(|d| d["outcome"].as_str().unwrap())
+        .collect();
+    assert_eq!(outcomes, ["failed", "failed", "succeeded"]);
+    assert_eq!(failing.received().len(), 3, "three requests, not six");
+    let event = failing.received()[0]
+        .header("quayside-event-id")
+        .to_string();
+    assert!(
+        failing
+            .received()
+            .iter()
+            .all(|r| r.header("quayside-event-id") == event)
+    );
+
+    // A, the holder, is killed: B takes the lease over and delivers what
+    // remains (changes made through B once A is gone).
+    p.a.kill_by_pid();
+    for i in 0..3 {
+        id(&p.b.post(
+            "/v2/organizations",
+            &admin,
+            &json!({"name": format!("After {i}")}),
+        ));
+    }
+    p.b.log_when(|log| log.contains(HOLDS_THE_LEASE));
+    // Six, "Retried" and three more.
+    let after = wait_for("ten successes logged", 30, || {
+        let log = log(&p.b, &admin, &hook);
+        (succeeded(&log).len() == 10).then_some(log)
+    });
+    assert!(succeeded(&after).values().all(|n| *n == 1), "{after:?}");
+    let got = receiver.received();
+    let events: BTreeSet<String> = got
+        .iter()
+        .map(|r| r.header("quayside-event-id").to_string())
+        .collect();
+    assert_eq!(events.len(), 10, "every change delivered");
+    assert_eq!(got.len(), 10, "and none twice");
+    let names: BTreeSet<String> = got
+        .iter()
+        .filter_map(|r| {
+            r.json()["record"]["body"]["name"]
+                .as_str()
+                .map(str::to_string)
+        })
+        .filter(|name| name.starts_with("After"))
+        .collect();
+    assert_eq!(names.len(), 3, "{names:?}");
+}
+
+#[test]
+fn five_failures_split_between_the_processes_lock_the_pair_on_both() {
+    let p = pair(&[]);
+    for i in 0..5 {
+        let server = if i % 2 == 0 { &p.a } else { &p.b };
+        server
+            .login_reply("admin", "wrong-password")
+            .assert_error(401, "unauthorized");
+    }
+    for server in [&p.a, &p.b] {
+        let locked = server.login_reply("admin", ADMIN_PASSWORD);
+        locked.assert_error(429, "too_many_requests");
+        let retry: u64 = locked.header("retry-after").unwrap().parse().unwrap();
+        assert!((1..=300).contains(&retry), "{retry}");
+    }
+    // The pair, not the account: another address logs in through both.
+    for server in [&p.a, &p.b] {
+        let reply = server.login_from("127.0.0.2", "admin", ADMIN_PASSWORD);
+        assert_eq!(reply.status, 200, "{}", reply.text());
+    }
+    // `quayside user unlock` on the database lets the address in on both.
+    let out = p.b.cli(&["user", "unlock", "admin"], None);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("unlocked admin"));
+    p.a.login("admin", ADMIN_PASSWORD);
+    p.b.login("admin", ADMIN_PASSWORD);
+    // A success forgets the pair's failures on both: four more failures do
+    // not lock it.
+    for i in 0..4 {
+        let server = if i % 2 == 0 { &p.b } else { &p.a };
+        server
+            .login_reply("admin", "wrong-password")
+            .assert_error(401, "unauthorized");
+    }
+    p.a.login("admin", ADMIN_PASSWORD);
+    p.b.login("admin", ADMIN_PASSWORD);
+}
+
+#[test]
+fn two_processes_started_at_once_on_an_empty_database_both_serve() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let database = crate::pg::cluster::cluster().database_string();
+    let (a, b) = std::thread::scope(|scope| {
+        let a = scope.spawn(|| Server::spawn_on_database(&dir.path().join("a.db"), &database, &[]));
+        let b = scope.spawn(|| Server::spawn_on_database(&dir.path().join("b.db"), &database, &[]));
+        (a.join().unwrap(), b.join().unwrap())
+    });
+    // One schema, one first administrator, one holder of the lease.
+    let key = a.admin_key();
+    let reply = b.get(PORTS, &key);
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    let holders = wait_for("a holder of the lease", 10, || {
+        let holders = [&a, &b]
+            .iter()
+            .filter(|s| s.log_text().contains(HOLDS_THE_LEASE))
+            .count();
+        (holders > 0).then_some(holders)
+    });
+    assert_eq!(holders, 1);
+    std::thread::sleep(LEASE_RETRY_AND_A_BIT);
+    assert_eq!(
+        [&a, &b]
+            .iter()
+            .filter(|s| s.log_text().contains(HOLDS_THE_LEASE))
+            .count(),
+        1,
+        "the other does not take it while it is held"
+    );
+}
+
+/// Longer than `db::lease::RETRY` (2 s): a second holder would have shown.
+const LEASE_RETRY_AND_A_BIT: Duration = Duration::from_millis(2500);
