@@ -105,47 +105,38 @@ fn check_file(data: &Path) -> Result<(i64, Vec<String>), String> {
             super::migrate::CURRENT_VERSION
         ));
     }
-    let integrity: Vec<String> = conn
-        .prepare("PRAGMA integrity_check")
-        .map_err(sql)?
-        .query_map([], |row| row.get(0))
-        .map_err(sql)?
-        .collect::<Result<_, _>>()
-        .map_err(sql)?;
+    // Each check's rows, as the lines it reports.
+    type Line = dyn Fn(&rusqlite::Row<'_>) -> rusqlite::Result<String>;
+    let lines = |query: &str, line: &Line| -> Result<Vec<String>, String> {
+        conn.prepare(query)
+            .map_err(sql)?
+            .query_map([], |row| line(row))
+            .map_err(sql)?
+            .collect::<Result<_, _>>()
+            .map_err(sql)
+    };
+    let integrity = lines("PRAGMA integrity_check", &|row| row.get(0))?;
     problems.extend(
         integrity
             .into_iter()
             .filter(|line| line != "ok")
             .map(|line| format!("integrity: {line}")),
     );
-    let foreign: Vec<String> = conn
-        .prepare("PRAGMA foreign_key_check")
-        .map_err(sql)?
-        .query_map([], |row| {
-            Ok(format!(
-                "foreign key: {} row {} refers to a missing {}",
-                row.get::<_, String>(0)?,
-                row.get::<_, Option<i64>>(1)?.unwrap_or(0),
-                row.get::<_, String>(2)?
-            ))
-        })
-        .map_err(sql)?
-        .collect::<Result<_, _>>()
-        .map_err(sql)?;
-    problems.extend(foreign);
+    problems.extend(lines("PRAGMA foreign_key_check", &|row| {
+        Ok(format!(
+            "foreign key: {} row {} refers to a missing {}",
+            row.get::<_, String>(0)?,
+            row.get::<_, Option<i64>>(1)?.unwrap_or(0),
+            row.get::<_, String>(2)?
+        ))
+    })?);
     if version >= 2 {
-        let short: Vec<String> = conn
-            .prepare(SHORT_FILES)
-            .map_err(sql)?
-            .query_map([], |row| row.get(0))
-            .map_err(sql)?
-            .collect::<Result<_, _>>()
-            .map_err(sql)?;
-        problems.extend(
-            short
-                .into_iter()
-                .map(|id| format!("file bytes: blob {id} does not hold its recorded size")),
-        );
+        problems.extend(lines(SHORT_FILES, &|row| {
+            Ok(format!(
+                "file bytes: blob {} does not hold its recorded size",
+                row.get::<_, String>(0)?
+            ))
+        })?);
     }
     Ok((version, problems))
 }

@@ -13,12 +13,11 @@ use quayside::db::writer::Capture as _;
 use quayside::db::{Conn, params};
 use quayside::error::{ApiError, ApiResult};
 use quayside::locations::Catalog;
-use quayside::locations::model::LocationFields;
 use quayside::locations::store as locations;
 use quayside::organizations::{Organization, store as organizations};
 use quayside::workspaces::{Party, State, Workspace, store as workspaces};
 
-use super::fresh;
+use super::{fresh, port};
 
 /// A fresh database with the schema; its options, for more connections.
 fn database() -> ConnectOptions {
@@ -167,25 +166,6 @@ fn org(id: &str, name: &str, audience: &str) -> Organization {
         category: None,
         created_at: 1_000,
         updated_at: 2_000,
-    }
-}
-
-fn port(name: &str) -> LocationFields {
-    LocationFields {
-        name: name.into(),
-        country_code: Some("NL".into()),
-        geo_region_code: None,
-        latitude_deg: Some(51),
-        latitude_min: Some(55),
-        latitude_sec: None,
-        latitude_ns: Some("N".into()),
-        longitude_deg: Some(4),
-        longitude_min: Some(30),
-        longitude_sec: None,
-        longitude_we: Some("E".into()),
-        status_code: "ACTIVE".into(),
-        restrictions: None,
-        general_comments: None,
     }
 }
 

@@ -17,10 +17,31 @@ mod tls;
 mod types;
 
 use quayside::db::pg::{Client, ConnectOptions};
+use quayside::locations::model::LocationFields;
 
 /// A fresh, empty database and a connection to it.
 fn fresh() -> (ConnectOptions, Client) {
     let options = cluster::cluster().database();
     let client = Client::connect(&options).expect("connect to the test database");
     (options, client)
+}
+
+/// A port's fields (Rotterdam's position), named `name`.
+pub fn port(name: &str) -> LocationFields {
+    LocationFields {
+        name: name.into(),
+        country_code: Some("NL".into()),
+        geo_region_code: None,
+        latitude_deg: Some(51),
+        latitude_min: Some(55),
+        latitude_sec: None,
+        latitude_ns: Some("N".into()),
+        longitude_deg: Some(4),
+        longitude_min: Some(30),
+        longitude_sec: None,
+        longitude_we: Some("E".into()),
+        status_code: "ACTIVE".into(),
+        restrictions: None,
+        general_comments: None,
+    }
 }

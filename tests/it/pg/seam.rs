@@ -7,11 +7,10 @@ use quayside::auth::{accounts, password};
 use quayside::db::pg::{Client, apply_schema};
 use quayside::db::{Conn, OptionalExtension, params};
 use quayside::locations::Catalog;
-use quayside::locations::model::LocationFields;
 use quayside::locations::store as locations;
 use quayside::organizations::{Organization, store as organizations};
 
-use super::fresh;
+use super::{fresh, port};
 
 /// A fresh database with the schema, behind the seam.
 fn conn() -> Conn {
@@ -63,22 +62,7 @@ fn an_account_insert_answers_its_new_id() {
 #[test]
 fn a_location_upsert_creates_then_updates_then_is_unchanged() {
     let conn = conn();
-    let mut fields = LocationFields {
-        name: "Rotterdam".into(),
-        country_code: Some("NL".into()),
-        geo_region_code: None,
-        latitude_deg: Some(51),
-        latitude_min: Some(55),
-        latitude_sec: None,
-        latitude_ns: Some("N".into()),
-        longitude_deg: Some(4),
-        longitude_min: Some(30),
-        longitude_sec: None,
-        longitude_we: Some("E".into()),
-        status_code: "ACTIVE".into(),
-        restrictions: None,
-        general_comments: None,
-    };
+    let mut fields = port("Rotterdam");
     let first = locations::upsert(&conn, Catalog::Ports, "NLRTM", &fields, "alice", 10).unwrap();
     fields.general_comments = Some("deep water".into());
     let second = locations::upsert(&conn, Catalog::Ports, "NLRTM", &fields, "alice", 20).unwrap();
