@@ -13,10 +13,10 @@ use std::io;
 
 use bytes::{Bytes, BytesMut};
 use ring::digest::{Context, SHA256};
-use rusqlite::{MAIN_DB, OptionalExtension, params};
+use rusqlite::MAIN_DB;
 use tokio::sync::mpsc;
 
-use super::{Db, Engine, OptionalExtension as _};
+use super::{Db, Engine, OptionalExtension, params};
 use crate::clock;
 use crate::error::{ApiError, ApiResult};
 
@@ -243,8 +243,9 @@ pub fn sweep_incomplete_before(conn: &super::Conn, cutoff_ms: i64) -> super::Res
 pub fn read_at(conn: &super::Conn, blob_id: &str, offset: u64, len: usize) -> ApiResult<Vec<u8>> {
     let seq = (offset / CHUNK_SIZE as u64) as i64;
     let within = (offset % CHUNK_SIZE as u64) as usize;
-    let conn = match conn {
-        super::Conn::Sqlite(conn) => conn,
+    let gone = || ApiError::not_found("The file's content is no longer stored");
+    let raw = match conn {
+        super::Conn::Sqlite(raw) => raw,
         super::Conn::Pg(_) => {
             return conn
                 .prepare_cached(
@@ -252,19 +253,19 @@ pub fn read_at(conn: &super::Conn, blob_id: &str, offset: u64, len: usize) -> Ap
                      WHERE blob_id = ?1 AND seq = ?2",
                 )?
                 .query_row(
-                    super::params![blob_id, seq, within as i64 + 1, len as i64],
+                    params![blob_id, seq, within as i64 + 1, len as i64],
                     |row| row.get(0),
                 )
                 .optional()?
-                .ok_or_else(|| ApiError::not_found("The file's content is no longer stored"));
+                .ok_or_else(gone);
         }
     };
     let rowid: i64 = conn
         .prepare_cached("SELECT rowid FROM blob_chunks WHERE blob_id = ?1 AND seq = ?2")?
         .query_row(params![blob_id, seq], |row| row.get(0))
         .optional()?
-        .ok_or_else(|| ApiError::not_found("The file's content is no longer stored"))?;
-    let blob = conn.blob_open(MAIN_DB, c"blob_chunks", c"data", rowid, true)?;
+        .ok_or_else(gone)?;
+    let blob = raw.blob_open(MAIN_DB, c"blob_chunks", c"data", rowid, true)?;
     let len = len.min(blob.len().saturating_sub(within));
     let mut buffer = vec![0u8; len];
     blob.read_at_exact(&mut buffer, within)?;
