@@ -614,34 +614,3 @@ fn a_3_mb_file_name_is_stored() {
     // Only the two accepted files were recorded.
     assert_eq!(listed().as_array().map(Vec::len), Some(2), "{}", listed());
 }
-
-/// The server's peak resident memory so far (VmHWM), in MiB.
-fn peak_rss_mib(server: &Server) -> f64 {
-    let status = std::fs::read_to_string(format!("/proc/{}/status", server.pid())).unwrap();
-    let kib: f64 = status
-        .lines()
-        .find_map(|line| line.strip_prefix("VmHWM:"))
-        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
-        .expect("VmHWM");
-    kib / 1024.0
-}
-
-/// A 64 MiB file goes in and comes back byte for byte while the server's
-/// memory never reaches the file's size: both ways are streamed in chunks
-/// (SQLite's incremental blob I/O; PostgreSQL's `substring` of `bytea`).
-#[test]
-fn a_64_mib_file_goes_in_and_out_in_bounded_memory() {
-    let fx = Fixture::new(&[]);
-    let bytes: Vec<u8> = (0..64 * 1024 * 1024u32)
-        .map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8)
-        .collect();
-    let up = fx.upload(&fx.files(), "survey.bin", None, &bytes);
-    assert_eq!(up.status, 201, "{}", up.text());
-    let id = up.json()["id"].as_str().unwrap().to_string();
-    let down = fx.get(&format!("{}/{id}/content", fx.files()), &[]);
-    assert_eq!(down.status, 200);
-    assert_eq!(down.body.len(), bytes.len());
-    assert!(down.body == bytes, "the bytes differ");
-    let peak = peak_rss_mib(&fx.server);
-    assert!(peak < 64.0, "peak RSS {peak:.1} MiB for a 64 MiB file");
-}

@@ -344,3 +344,24 @@ fn migrate_refuses_a_file_that_does_not_exist_and_a_target_that_is_not_postgres(
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("must be a PostgreSQL database"));
 }
+
+/// `backup` copies a data file; on a database it refuses and names the
+/// engine's own tools instead.
+#[test]
+fn backup_on_a_database_names_postgresql_s_own_tools() {
+    let target = super::cluster::cluster().database_string();
+    let dir = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(common::binary())
+        .arg("backup")
+        .arg(dir.path().join("copy.db"))
+        .args(["--database", &target])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("pg_dump") && said.contains("pg_basebackup"),
+        "{said}"
+    );
+    assert!(!dir.path().join("copy.db").exists());
+}
