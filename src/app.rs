@@ -244,7 +244,8 @@ impl Ctx {
         F: FnOnce(&Conn) -> ApiResult<T> + Send + 'static,
         T: Send + 'static,
     {
-        self.app.db.read(self.confirming(f))
+        let read = self.app.db.read_after(self.live_at, self.confirming(f));
+        async move { Ok(read.await?.1) }
     }
 
     /// [`Ctx::read`], also answering the position the read began at, under
@@ -257,7 +258,8 @@ impl Ctx {
         F: FnOnce(&Conn) -> ApiResult<T> + Send + 'static,
         T: Send + 'static,
     {
-        self.app.db.read_at(self.confirming(f))
+        // The session's position was read before this read begins.
+        self.app.db.read_after(self.live_at, self.confirming(f))
     }
 
     /// Runs `f` through the single writer (see [`Db::write`]).
@@ -371,12 +373,12 @@ impl Ctx {
 
     /// What a long-lived reader (a long-poll, a live stream) waits on between
     /// its reads.
-    pub fn follow(&self) -> Follow {
+    pub async fn follow(&self) -> Follow {
         Follow {
             head: self.app.db.changes_head(),
             closing: self.app.closing.subscribe(),
             db: self.app.db.clone(),
-            stamp: self.app.db.stamp(),
+            stamp: self.app.db.stamp().await,
         }
     }
 
@@ -434,7 +436,7 @@ impl Follow {
             if *self.head.borrow_and_update() > seen {
                 return Wake::Moved;
             }
-            let stamp = self.db.stamp();
+            let stamp = self.db.stamp().await;
             if stamp != self.stamp {
                 self.stamp = stamp;
                 return Wake::Moved;
@@ -448,8 +450,9 @@ impl Follow {
                 _ = self.head.changed() => {}
                 _ = self.closing.changed() => {}
                 () = tokio::time::sleep(nap) => {
-                    // No commit position to compare (PostgreSQL): another
-                    // process may have committed; the reader looks again.
+                    // No commit position could be read (PostgreSQL not
+                    // answering): another process may have committed; the
+                    // reader looks again.
                     if stamp.is_none() && now + nap < deadline {
                         return Wake::Moved;
                     }

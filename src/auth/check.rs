@@ -140,7 +140,7 @@ impl SessionCheck {
             // A cached entry that looks expired may have been refreshed since:
             // only the store can say.
             Some((read_at, found)) if !limits.expired(&found, now) => {
-                let unchanged = read_at.is_some() && read_at == self.db.stamp();
+                let unchanged = read_at.is_some() && read_at == self.db.stamp().await;
                 if unchanged {
                     (found, None, read_at)
                 } else {
@@ -192,7 +192,7 @@ impl SessionCheck {
         let hash = sessions::hash_key(value);
         if let Some((read_at, found)) = self.cache.get(&hash) {
             if read_at.is_some()
-                && read_at == self.db.stamp()
+                && read_at == self.db.stamp().await
                 && !self.limits.expired(&found, clock::now_ms())
             {
                 return true;

@@ -226,7 +226,7 @@ async fn feed(ctx: Ctx, which: Which) -> ApiResult<Response> {
     let params = parse(&ctx)?;
     // Taken before the first read, so that nothing committed after that
     // read can go unnoticed by a wait.
-    let follow = ctx.follow();
+    let follow = ctx.follow().await;
     let first = read(
         &ctx,
         which,

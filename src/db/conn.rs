@@ -129,16 +129,6 @@ fn from_ref(value: ValueRef<'_>) -> Neutral {
     }
 }
 
-fn as_ref(value: &Neutral) -> ValueRef<'_> {
-    match value {
-        Neutral::Null => ValueRef::Null,
-        Neutral::Integer(n) => ValueRef::Integer(*n),
-        Neutral::Real(x) => ValueRef::Real(*x),
-        Neutral::Text(t) => ValueRef::Text(t.as_bytes()),
-        Neutral::Blob(b) => ValueRef::Blob(b),
-    }
-}
-
 /// A connection to the store. The service borrows one (`&Conn`) for each
 /// read or write: the reader pool's, or the writer's own.
 pub enum Conn {
@@ -241,15 +231,14 @@ impl Conn {
                 Ok(())
             }
             Conn::Pg(_) => {
-                self.execute_batch("BEGIN")?;
-                // Also counts the writing transactions (a commit position
-                // other processes can compare).
-                self.prepare_cached(
-                    "UPDATE change_log SET commits = commits + 1 WHERE id = 1 RETURNING head",
-                )?
-                .query([])?
-                .next()?;
-                Ok(())
+                // Also counts the writing transactions (the commit position
+                // the caches compare, `pg::position`; the tables' triggers
+                // then find it counted); the row lock it takes orders writers
+                // of every process. One round trip.
+                self.execute_batch(
+                    "BEGIN; UPDATE change_log SET commits = commits + 1 WHERE id = 1; \
+                     SET LOCAL quayside.counted = 'yes'",
+                )
             }
         }
     }
@@ -392,7 +381,7 @@ impl<'c> Statement<'c> {
             Engine::Pg(client, sql) => {
                 let values = params.with(neutral)?;
                 Ok(Rows::Pg {
-                    rows: client.query(sql, &values)?.into_iter(),
+                    rows: client.query_rows(sql, &values)?.into_iter(),
                     current: None,
                 })
             }
@@ -445,8 +434,8 @@ pub enum Rows<'s> {
     Sqlite(rusqlite::Rows<'s>),
     /// PostgreSQL's rows, read whole when the statement ran.
     Pg {
-        rows: std::vec::IntoIter<pg::Row>,
-        current: Option<pg::Row>,
+        rows: std::vec::IntoIter<postgres::Row>,
+        current: Option<postgres::Row>,
     },
 }
 
@@ -459,7 +448,7 @@ impl Rows<'_> {
             Rows::Sqlite(rows) => Ok(rows.next()?.map(Row::Sqlite)),
             Rows::Pg { rows, current } => {
                 *current = rows.next();
-                Ok(current.as_ref().map(|row| Row::Values(row.values())))
+                Ok(current.as_ref().map(Row::Pg))
             }
         }
     }
@@ -491,8 +480,9 @@ where
 #[derive(Clone, Copy)]
 pub enum Row<'r> {
     Sqlite(&'r rusqlite::Row<'r>),
-    /// A row read whole (PostgreSQL's).
-    Values(&'r [Neutral]),
+    /// PostgreSQL's row as the driver received it: columns are read from its
+    /// bytes when asked.
+    Pg(&'r postgres::Row),
 }
 
 /// A column, by its position from 0.
@@ -514,7 +504,7 @@ impl<'r> Row<'r> {
     pub fn get<I: ColumnIndex, T: FromSql>(&self, index: I) -> Result<T> {
         match self {
             Row::Sqlite(row) => Ok(row.get(index.position())?),
-            Row::Values(_) => {
+            Row::Pg(_) => {
                 let column = index.position();
                 T::column_result(self.get_ref(column)?)
                     .map_err(|source| Error::conversion(column, source))
@@ -527,10 +517,8 @@ impl<'r> Row<'r> {
     pub fn get_ref<I: ColumnIndex>(&self, index: I) -> Result<ValueRef<'r>> {
         match self {
             Row::Sqlite(row) => Ok(row.get_ref(index.position())?),
-            Row::Values(values) => values
-                .get(index.position())
-                .map(as_ref)
-                .ok_or_else(|| Error::conversion(index.position(), "no such column in the row")),
+            Row::Pg(row) => pg::value_ref(row, index.position())
+                .map_err(|source| Error::conversion(index.position(), source)),
         }
     }
 
@@ -538,7 +526,7 @@ impl<'r> Row<'r> {
     pub fn column_count(&self) -> usize {
         match self {
             Row::Sqlite(row) => row.as_ref().column_count(),
-            Row::Values(values) => values.len(),
+            Row::Pg(row) => row.len(),
         }
     }
 }

@@ -43,6 +43,11 @@ pub enum StoreError {
         path: PathBuf,
         source: rusqlite::Error,
     },
+    /// A thread of the store (`what`) could not be started.
+    Thread {
+        what: &'static str,
+        source: std::io::Error,
+    },
 }
 
 impl fmt::Display for StoreError {
@@ -65,6 +70,7 @@ impl fmt::Display for StoreError {
                 write!(f, "the final checkpoint of {} failed", path.display())
             }
             StoreError::Postgres { what, target, .. } => write!(f, "cannot {what} {target}"),
+            StoreError::Thread { what, .. } => write!(f, "cannot start {what}"),
         }
     }
 }
@@ -78,6 +84,7 @@ impl std::error::Error for StoreError {
             StoreError::Pool { source, .. } => Some(source),
             StoreError::Checkpointer { source, .. } => Some(source),
             StoreError::Postgres { source, .. } => Some(source),
+            StoreError::Thread { source, .. } => Some(source),
         }
     }
 }

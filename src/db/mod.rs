@@ -157,16 +157,48 @@ impl Conn {
     }
 
     /// Begins a read transaction: one consistent snapshot for the whole read.
+    /// On PostgreSQL a pooled connection is always in one already (see
+    /// [`Conn::end_read`]).
     fn begin_read(&self) -> Result<()> {
         match self {
             Conn::Sqlite(_) => {
                 self.prepare_cached("BEGIN DEFERRED")?.execute([])?;
                 Ok(())
             }
-            Conn::Pg(_) => self.execute_batch("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"),
+            Conn::Pg(_) => Ok(()),
+        }
+    }
+
+    /// Ends a read transaction (it has nothing to keep: whatever happened).
+    ///
+    /// On PostgreSQL the next read's transaction begins in the same round
+    /// trip: `BEGIN ISOLATION LEVEL REPEATABLE READ` takes no snapshot (the
+    /// first statement does), so a connection waiting in the pool holds
+    /// nothing back, and a read costs its own statements plus this one round
+    /// trip. A connection whose transaction cannot be ended is dropped by the
+    /// pool (it reports itself broken).
+    fn end_read(&self) {
+        match self {
+            Conn::Sqlite(_) => {
+                let _ = self
+                    .prepare_cached("COMMIT")
+                    .and_then(|mut s| s.execute([]));
+            }
+            Conn::Pg(client) => {
+                if client.batch_execute(PG_END_READ).is_err() {
+                    let _ = client.batch_execute(PG_ABANDON_READ);
+                }
+            }
         }
     }
 }
+
+/// Begins a pooled PostgreSQL connection's read transaction.
+const PG_BEGIN_READ: &str = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
+/// Ends it and begins the next.
+const PG_END_READ: &str = "COMMIT; BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
+/// The same after a failure.
+const PG_ABANDON_READ: &str = "ROLLBACK; BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
 
 /// The reader pool's connections: SQLite's opened read-only, or PostgreSQL's.
 enum Readers {
@@ -181,13 +213,22 @@ impl r2d2::ManageConnection for Readers {
     fn connect(&self) -> Result<Conn, Error> {
         match self {
             Readers::Sqlite(manager) => Ok(manager.connect().map(Conn::Sqlite)?),
-            Readers::Pg(options) => Ok(Conn::Pg(Box::new(pg::Client::connect(options)?))),
+            Readers::Pg(options) => {
+                let client = pg::Client::connect(options)?;
+                client.batch_execute(PG_BEGIN_READ)?;
+                Ok(Conn::Pg(Box::new(client)))
+            }
         }
     }
 
     fn is_valid(&self, conn: &mut Conn) -> Result<(), Error> {
         match (self, conn) {
             (Readers::Sqlite(manager), Conn::Sqlite(conn)) => Ok(manager.is_valid(conn)?),
+            // A connection that answered within the last second is taken as
+            // live: the round trip of a check would be a third of a cached
+            // read's cost. One idle longer (a server restarted meanwhile) is
+            // checked.
+            (_, Conn::Pg(client)) if client.answered_within(Duration::from_secs(1)) => Ok(()),
             (_, conn) => conn.execute_batch(""),
         }
     }
@@ -218,9 +259,17 @@ pub struct Db {
     writer: Writer,
     /// SQLite's background checkpoint (none on PostgreSQL).
     checkpointer: Option<Arc<checkpoint::Checkpointer>>,
-    /// SQLite's commit position, read from the WAL index (none on
-    /// PostgreSQL: nothing is cached by position there yet).
-    commits: Option<Arc<CommitWatch>>,
+    /// Where the store's commit position is read (the caches' basis).
+    commits: Commits,
+}
+
+/// How a store tells whether anything was committed since a moment.
+#[derive(Clone)]
+enum Commits {
+    /// SQLite: the WAL index's header, read from shared memory.
+    Wal(Arc<CommitWatch>),
+    /// PostgreSQL: the commit counter, one round trip shared by many requests.
+    Counter(Arc<pg::position::Position>),
 }
 
 /// How many reads may run at once (see `Db::read_slots`).
@@ -284,7 +333,9 @@ impl Db {
         Ok(Db {
             location: Location::File(path.to_path_buf()),
             readers: pool,
-            read_slots: Arc::new(tokio::sync::Semaphore::new(read_slots(readers))),
+            // On PostgreSQL a read mostly waits on round trips, not on
+            // this machine's cores: every pooled connection may be busy.
+            read_slots: Arc::new(tokio::sync::Semaphore::new(readers.max(1) as usize)),
             writer: Writer::start(Conn::Sqlite(write_conn), capture)
                 .map_err(pragma("prepare the change log's capture"))?,
             checkpointer: Some(Arc::new(checkpoint::Checkpointer::start(path).map_err(
@@ -293,7 +344,7 @@ impl Db {
                     source,
                 },
             )?)),
-            commits: Some(Arc::new(CommitWatch::new(path))),
+            commits: Commits::Wal(Arc::new(CommitWatch::new(path))),
         })
     }
 
@@ -331,7 +382,14 @@ impl Db {
             read_slots: Arc::new(tokio::sync::Semaphore::new(read_slots(readers))),
             writer,
             checkpointer: None,
-            commits: None,
+            commits: Commits::Counter(Arc::new(
+                pg::position::Position::start((**options).clone()).map_err(|source| {
+                    StoreError::Thread {
+                        what: "the commit position's reader",
+                        source,
+                    }
+                })?,
+            )),
         })
     }
 
@@ -353,9 +411,23 @@ impl Db {
     }
 
     /// Where the store is now: unchanged stamps mean nothing was committed in
-    /// between (see [`stamp`]). No query, no blocking thread.
-    pub fn stamp(&self) -> Option<Stamp> {
-        self.commits.as_ref().and_then(|commits| commits.stamp())
+    /// between (see [`stamp`]). On a file, a read of shared memory; on
+    /// PostgreSQL, the commit counter read by a query sent after this call
+    /// began, shared with the requests that asked meanwhile
+    /// ([`pg::position`]).
+    pub async fn stamp(&self) -> Option<Stamp> {
+        match &self.commits {
+            Commits::Wal(watch) => watch.stamp(),
+            Commits::Counter(position) => position.commits().await.map(Stamp::Commits),
+        }
+    }
+
+    /// Queries sent to read the PostgreSQL commit position (0 on a file).
+    pub fn position_queries(&self) -> u64 {
+        match &self.commits {
+            Commits::Wal(_) => 0,
+            Commits::Counter(position) => position.queries(),
+        }
     }
 
     /// Runs `f` on a pooled read-only connection inside one read transaction;
@@ -379,27 +451,63 @@ impl Db {
         F: FnOnce(&Conn, Option<Stamp>) -> ApiResult<T> + Send + 'static,
         T: Send + 'static,
     {
+        self.read_after(None, f)
+    }
+
+    /// [`Db::read_at`] for a caller that already holds a position read
+    /// before this read begins (its session check's): on PostgreSQL that
+    /// position is the read's, sparing a second look at the counter; a file's
+    /// position costs nothing and is read afresh.
+    ///
+    /// The answer is handed over as soon as `f` returns; the transaction is
+    /// ended after that, before the connection goes back to the pool.
+    pub fn read_after<T, F>(
+        &self,
+        known: Option<Stamp>,
+        f: F,
+    ) -> impl Future<Output = ApiResult<(Option<Stamp>, T)>> + Send + 'static
+    where
+        F: FnOnce(&Conn, Option<Stamp>) -> ApiResult<T> + Send + 'static,
+        T: Send + 'static,
+    {
         let pool = self.readers.clone();
         let commits = self.commits.clone();
         let slots = self.read_slots.clone();
         async move {
+            let counted = match (&commits, known) {
+                (Commits::Wal(_), _) => None,
+                (Commits::Counter(_), Some(known)) => Some(Some(known)),
+                (Commits::Counter(position), None) => {
+                    Some(position.commits().await.map(Stamp::Commits))
+                }
+            };
             let slot = slots
                 .acquire_owned()
                 .await
                 .map_err(|e| ApiError::internal(format!("reader slots closed: {e}")))?;
-            let task = tokio::task::spawn_blocking(move || {
+            let (answer, answered) = tokio::sync::oneshot::channel();
+            tokio::task::spawn_blocking(move || {
                 let _slot = slot;
-                let conn = pool.get()?;
-                let stamp = commits.as_ref().and_then(|commits| commits.stamp());
-                conn.begin_read()?;
-                let result = f(&conn, stamp);
-                // A read transaction has nothing to keep: end it whatever happened.
-                let _ = conn
-                    .prepare_cached("COMMIT")
-                    .and_then(|mut s| s.execute([]));
-                result.map(|value| (stamp, value))
+                let conn = match pool.get() {
+                    Ok(conn) => conn,
+                    Err(err) => {
+                        let _ = answer.send(Err(ApiError::from(err)));
+                        return;
+                    }
+                };
+                let stamp = match &commits {
+                    Commits::Wal(watch) => watch.stamp(),
+                    Commits::Counter(_) => counted.flatten(),
+                };
+                let result = conn
+                    .begin_read()
+                    .map_err(ApiError::from)
+                    .and_then(|()| f(&conn, stamp));
+                let _ = answer.send(result.map(|value| (stamp, value)));
+                conn.end_read();
             });
-            task.await
+            answered
+                .await
                 .map_err(|e| ApiError::internal(format!("read task failed: {e}")))?
         }
     }

@@ -31,9 +31,14 @@ use std::sync::OnceLock;
 /// Bytes of the first copy of the WAL-index header.
 const HEADER_LEN: usize = 48;
 
-/// The store's commit position at one moment, comparable for equality only.
+/// The store's commit position at one moment, comparable for equality only:
+/// a SQLite file's WAL-index header, or a PostgreSQL database's commit
+/// counter (`db::pg::position`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Stamp([u8; HEADER_LEN]);
+pub enum Stamp {
+    Wal([u8; HEADER_LEN]),
+    Commits(i64),
+}
 
 /// Reads the WAL-index header of one database file.
 pub struct CommitWatch {
@@ -109,7 +114,7 @@ impl Stamp {
     /// A stamp from raw header bytes (tests of the caches).
     #[cfg(test)]
     pub fn from_header(header: [u8; HEADER_LEN]) -> Stamp {
-        Stamp(header)
+        Stamp::Wal(header)
     }
 }
 
@@ -146,7 +151,7 @@ impl CommitWatch {
         if header.iter().all(|&b| b == 0) {
             return None;
         }
-        Some(Stamp(header))
+        Some(Stamp::Wal(header))
     }
 }
 

@@ -5,10 +5,9 @@
 //! types, the server's SQLSTATEs sorted into [`Error`]'s variants, and the
 //! schema (`pg/schema.sql`, the translation of `schema.sql`) with its version.
 //!
-//! **The service does not use it yet**: `serve` and the CLI still run on one
-//! SQLite file. The seam that lets the stores run on either engine
-//! (`db::Conn`) comes first; it will hold a [`Client`] in its PostgreSQL arm.
-//! Tests run this layer against a real PostgreSQL server (`tests/it/pg/`).
+//! `db::Conn`'s PostgreSQL arm holds a [`Client`]; [`position`] reads the
+//! commit counter the caches compare. Tests run this layer against a real
+//! PostgreSQL server (`tests/it/pg/`).
 //!
 //! The driver is `postgres`, the blocking client over `tokio-postgres`: each
 //! [`Client`] drives its connection on a small runtime of its own, so it may
@@ -18,6 +17,7 @@
 pub mod config;
 mod error;
 pub mod placeholders;
+pub mod position;
 pub mod schema;
 pub mod tls;
 mod types;
@@ -25,6 +25,7 @@ mod types;
 pub use config::{ConnectOptions, SslMode, is_postgres};
 pub use error::{Error, Result};
 pub use schema::apply_schema;
+pub use types::value_ref;
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -75,6 +76,8 @@ impl std::ops::Index<usize> for Row {
 /// returns, so no borrow outlives a call.
 pub struct Client {
     inner: RefCell<Inner>,
+    /// When the server last answered a statement.
+    answered: std::cell::Cell<std::time::Instant>,
 }
 
 struct Inner {
@@ -105,6 +108,7 @@ impl Client {
                 uses: 0,
                 prepared: 0,
             }),
+            answered: std::cell::Cell::new(std::time::Instant::now()),
         })
     }
 
@@ -131,6 +135,14 @@ impl Client {
             .collect()
     }
 
+    /// Runs one statement and answers its rows as the driver holds them
+    /// (read with [`value_ref`], borrowing each column).
+    pub fn query_rows(&self, sql: &str, params: &[Value]) -> Result<Vec<postgres::Row>> {
+        self.run(sql, |client, statement| {
+            client.query(statement, &as_params(params))
+        })
+    }
+
     /// The first row of a statement's result, if it has one.
     pub fn query_row(&self, sql: &str, params: &[Value]) -> Result<Option<Row>> {
         Ok(self.query(sql, params)?.into_iter().next())
@@ -139,7 +151,27 @@ impl Client {
     /// Runs statements separated by `;`, with no parameters and no
     /// placeholder rewrite (the schema, `BEGIN`/`COMMIT`, `SET`).
     pub fn batch_execute(&self, sql: &str) -> Result<()> {
-        Ok(self.inner.borrow_mut().client.batch_execute(sql)?)
+        self.inner.borrow_mut().client.batch_execute(sql)?;
+        self.answered.set(std::time::Instant::now());
+        Ok(())
+    }
+
+    /// Whether the server answered a statement on this connection within
+    /// `within` (a pool skips its liveness round trip for such a one).
+    pub fn answered_within(&self, within: std::time::Duration) -> bool {
+        self.answered.get().elapsed() < within
+    }
+
+    /// Runs statements separated by `;` (no parameters, no rewrite) and
+    /// answers the first column of the first row any of them returned, as
+    /// text: several statements in one round trip.
+    pub fn simple_query_first(&self, sql: &str) -> Result<Option<String>> {
+        let messages = self.inner.borrow_mut().client.simple_query(sql)?;
+        self.answered.set(std::time::Instant::now());
+        Ok(messages.iter().find_map(|message| match message {
+            postgres::SimpleQueryMessage::Row(row) => row.get(0).map(str::to_owned),
+            _ => None,
+        }))
     }
 
     /// Runs `f` inside `BEGIN` … `COMMIT`, rolling back if it fails.
@@ -250,7 +282,11 @@ impl Client {
                 statement
             }
         };
-        f(&mut inner.client, &statement).map_err(|error| {
+        let result = f(&mut inner.client, &statement);
+        if result.is_ok() {
+            self.answered.set(std::time::Instant::now());
+        }
+        result.map_err(|error| {
             // 0A000 "cached plan must not change result type": the table
             // changed under the statement; the next use prepares it anew.
             if error.code() == Some(&postgres::error::SqlState::FEATURE_NOT_SUPPORTED) {

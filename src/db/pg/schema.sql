@@ -353,3 +353,35 @@ CREATE TABLE workspace_members (
 );
 CREATE INDEX workspace_members_list ON workspace_members (tenant, created_at, workspace_id);
 CREATE INDEX workspace_members_workspace ON workspace_members (workspace_id);
+
+-- The commit position the caches compare (db::pg::position): every
+-- transaction that writes a table counts itself once in change_log.commits,
+-- whoever runs it (the server's writer, the CLI, an operator's psql). The
+-- writer counts itself as it begins (Conn::begin_writing) and sets
+-- quayside.counted, which these triggers then find. BEFORE STATEMENT, so
+-- the change_log row is locked before any row of the table: the order every
+-- writer takes its locks in. A table added later needs the trigger too
+-- (tests/it/pg/schema.rs checks every table has it). login_failures (made
+-- by apply_schema, not here) has none: nothing caches it, and a wrong
+-- password must not empty every cache.
+CREATE FUNCTION quayside_count_commit() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF current_setting('quayside.counted', true) IS DISTINCT FROM 'yes' THEN
+        UPDATE change_log SET commits = commits + 1 WHERE id = 1;
+        PERFORM set_config('quayside.counted', 'yes', true);
+    END IF;
+    RETURN NULL;
+END
+$$;
+DO $$
+DECLARE
+    t text;
+BEGIN
+    FOR t IN SELECT tablename FROM pg_tables
+             WHERE schemaname = current_schema() AND tablename <> 'change_log'
+    LOOP
+        EXECUTE format('CREATE TRIGGER quayside_count BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE '
+                       'ON %I FOR EACH STATEMENT EXECUTE FUNCTION quayside_count_commit()', t);
+    END LOOP;
+END
+$$;

@@ -10,6 +10,7 @@ pub mod cluster;
 mod dialect;
 mod errors;
 mod migrate;
+mod position;
 mod processes;
 mod schema;
 mod seam;

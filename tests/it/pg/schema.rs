@@ -207,6 +207,67 @@ fn the_postgres_schema_has_the_sqlite_schemas_tables_columns_and_indexes() {
     assert_eq!(pg.indexes, sqlite.indexes, "indexes");
 }
 
+/// The caches' commit position (`db::pg::position`): every table of the data
+/// but the counter's own has the trigger (`login_failures`, the servers'
+/// shared lockout state, is read afresh at each login and cached nowhere: a
+/// wrong password must not empty every cache), and every transaction that writes, however
+/// it is run, moves `change_log.commits`, once.
+#[test]
+fn every_writing_transaction_moves_the_commit_counter_once() {
+    let (_, client) = fresh();
+    apply_schema(&client).unwrap();
+    let uncounted = client
+        .query(
+            "SELECT tablename::text FROM pg_tables t WHERE schemaname = current_schema() \
+             AND tablename NOT IN ('change_log', 'login_failures') AND NOT EXISTS (SELECT 1 FROM pg_trigger g \
+             WHERE g.tgrelid = (quote_ident(t.tablename))::regclass AND g.tgname = 'quayside_count')",
+            &[],
+        )
+        .unwrap();
+    assert!(
+        uncounted.is_empty(),
+        "tables without the trigger: {uncounted:?}"
+    );
+    let commits = || {
+        client
+            .query_row("SELECT commits FROM change_log WHERE id = 1", &[])
+            .unwrap()
+            .unwrap()[0]
+            .as_i64()
+            .unwrap()
+    };
+    let start = commits();
+    // One statement on its own (the CLI's way).
+    client
+        .execute(
+            "INSERT INTO organizations (id, name, name_folded, audience, created_at, updated_at) \
+             VALUES ('o', 'O', 'o', 't', 1, 1)",
+            &[],
+        )
+        .unwrap();
+    assert_eq!(commits(), start + 1, "an autocommitted statement");
+    // Several statements in one transaction count once.
+    client
+        .transaction(|c| {
+            c.execute("UPDATE organizations SET name = 'P' WHERE id = 'o'", &[])?;
+            c.execute("UPDATE organizations SET name = 'Q' WHERE id = 'o'", &[])?;
+            c.execute("DELETE FROM organizations WHERE id = 'nothing'", &[])?;
+            Ok(())
+        })
+        .unwrap();
+    assert_eq!(commits(), start + 2, "one transaction of three statements");
+    // A rolled-back transaction leaves it.
+    client.batch_execute("BEGIN").unwrap();
+    client
+        .execute("DELETE FROM organizations WHERE id = 'o'", &[])
+        .unwrap();
+    client.batch_execute("ROLLBACK").unwrap();
+    assert_eq!(commits(), start + 2, "a rollback");
+    // Reads do not count.
+    client.query("SELECT * FROM organizations", &[]).unwrap();
+    assert_eq!(commits(), start + 2, "a read");
+}
+
 #[test]
 fn applying_the_schema_records_the_version_and_a_second_time_changes_nothing() {
     let (_, client) = fresh();
