@@ -188,6 +188,17 @@ impl Dialect {
             Engine::Postgres => String::new(),
         }
     }
+    /// Refreshes the planner's statistics after a bulk load, outside any
+    /// transaction. PostgreSQL also vacuums, which marks the new rows' pages
+    /// all-visible: counts (a search's total) then read the index alone
+    /// rather than every matching row's page (0.39 ms instead of 0.83 ms for
+    /// the 1,761 US ports, right after an import).
+    pub fn refresh_statistics(&self) -> &'static str {
+        match self.engine {
+            Engine::Sqlite => "ANALYZE",
+            Engine::Postgres => "VACUUM (ANALYZE)",
+        }
+    }
 }
 
 /// One key of a path as an element of a PostgreSQL array literal: quoted

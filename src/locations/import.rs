@@ -241,7 +241,8 @@ pub fn import(
     record_changes(tx.conn())?;
     tx.commit().map_err(|e| e.to_string())?;
     // Fresh statistics, so searches over the new rows use their indexes.
-    conn.execute_batch("ANALYZE").map_err(|e| e.to_string())?;
+    conn.execute_batch(conn.dialect().refresh_statistics())
+        .map_err(|e| e.to_string())?;
     let rate = summary.rows as f64 / started.elapsed().as_secs_f64().max(0.001);
     let _ = writeln!(
         log,
