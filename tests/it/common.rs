@@ -460,6 +460,83 @@ impl Server {
         )
     }
 
+    /// POSTs `body` as multipart on a connection of its own, sending the body
+    /// from another thread while the answer is read: an answer the server
+    /// gives before the body has all arrived (a part refused as it comes in)
+    /// is read as soon as it is sent, whatever pace this side writes at.
+    /// (A client that first sends everything may find the connection closed
+    /// under it when it is slower than the server's lingering close.)
+    pub fn post_multipart_early(
+        &self,
+        path: &str,
+        key: Option<&str>,
+        boundary: &str,
+        body: &[u8],
+    ) -> Reply {
+        use std::io::Read;
+        let address = self.base.trim_start_matches("http://");
+        let mut stream = std::net::TcpStream::connect(address).expect("connect");
+        let mut head = format!(
+            "POST {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\
+             Content-Type: multipart/form-data; boundary={boundary}\r\n\
+             Content-Length: {}\r\n",
+            body.len()
+        );
+        if let Some(key) = key {
+            head.push_str(&format!("Authorization: Bearer {key}\r\n"));
+        }
+        head.push_str("\r\n");
+        let mut sender = stream.try_clone().expect("clone the stream");
+        let request = [head.as_bytes(), body].concat();
+        // The server may close before it has read everything: a failed write
+        // is expected then, and the answer is what the test looks at.
+        let sending = std::thread::spawn(move || {
+            let _ = sender.write_all(&request);
+        });
+        let mut answer = Vec::new();
+        let mut buffer = [0u8; 16 * 1024];
+        let (status, headers, body_start, length) = loop {
+            let read = stream.read(&mut buffer).expect("read the answer");
+            assert!(
+                read > 0,
+                "the connection closed before an answer: {answer:?}"
+            );
+            answer.extend_from_slice(&buffer[..read]);
+            let Some(end) = answer.windows(4).position(|w| w == b"\r\n\r\n") else {
+                continue;
+            };
+            let text = String::from_utf8_lossy(&answer[..end]).into_owned();
+            let mut lines = text.split("\r\n");
+            let status: u16 = lines
+                .next()
+                .and_then(|line| line.split(' ').nth(1))
+                .and_then(|code| code.parse().ok())
+                .expect("a status line");
+            let headers: Vec<(String, String)> = lines
+                .filter_map(|line| line.split_once(':'))
+                .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_string()))
+                .collect();
+            let length = headers
+                .iter()
+                .find(|(n, _)| n == "content-length")
+                .and_then(|(_, v)| v.parse::<usize>().ok())
+                .expect("the answer has a Content-Length");
+            break (status, headers, end + 4, length);
+        };
+        while answer.len() < body_start + length {
+            let read = stream.read(&mut buffer).expect("read the answer's body");
+            assert!(read > 0, "the connection closed inside the answer's body");
+            answer.extend_from_slice(&buffer[..read]);
+        }
+        let _ = stream.shutdown(std::net::Shutdown::Both);
+        let _ = sending.join();
+        Reply {
+            status,
+            headers,
+            body: answer[body_start..body_start + length].to_vec(),
+        }
+    }
+
     /// Logs in; returns the raw reply.
     pub fn login_reply(&self, username: &str, password: &str) -> Reply {
         let form = format!("password={}", urlencode(password));
