@@ -56,6 +56,11 @@ pub enum ApiError {
     PayloadTooLarge { limit: u64 },
     /// 416: a `Range` outside a file of this many bytes.
     RangeNotSatisfiable { size: u64 },
+    /// 414: a request line whose target is longer than `limit` bytes
+    /// (answered for hyper, which refuses it before any handler runs).
+    UriTooLong { limit: usize },
+    /// 431: a request head larger than `limit` bytes (likewise).
+    HeadersTooLarge { limit: usize },
     /// 415: the body is not of a media type this route takes.
     UnsupportedMediaType(String),
     /// 429: too many failed logins from the client's address; retry after
@@ -253,6 +258,8 @@ impl ApiError {
             ApiError::PayloadTooLarge { .. } => 413,
             ApiError::UnsupportedMediaType(_) => 415,
             ApiError::RangeNotSatisfiable { .. } => 416,
+            ApiError::UriTooLong { .. } => 414,
+            ApiError::HeadersTooLarge { .. } => 431,
             ApiError::TooManyRequests { .. } => 429,
             ApiError::Internal(_) => 500,
             ApiError::Unavailable(_) | ApiError::Busy { .. } => 503,
@@ -273,6 +280,8 @@ impl ApiError {
             ApiError::PayloadTooLarge { .. } => "payload_too_large",
             ApiError::UnsupportedMediaType(_) => "unsupported_media_type",
             ApiError::RangeNotSatisfiable { .. } => "range_not_satisfiable",
+            ApiError::UriTooLong { .. } => "uri_too_long",
+            ApiError::HeadersTooLarge { .. } => "headers_too_large",
             ApiError::TooManyRequests { .. } => "too_many_requests",
             ApiError::StorageFull => "insufficient_storage",
             ApiError::Unavailable(_) => "unavailable",
@@ -326,6 +335,12 @@ impl ApiError {
                  {trimmed_through}, up to {next}): list the records again, then continue the \
                  feed from `next` (since={next})"
             ),
+            ApiError::UriTooLong { limit } => {
+                format!("The request's path and query are longer than {limit} bytes")
+            }
+            ApiError::HeadersTooLarge { limit } => {
+                format!("The request's line and headers are larger than {limit} bytes")
+            }
             ApiError::RangeNotSatisfiable { size } => {
                 format!("The requested range is outside the file ({size} bytes)")
             }

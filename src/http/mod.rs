@@ -5,6 +5,7 @@
 //! [`Request`] and [`Response`] and return [`crate::error::ApiError`].
 
 pub mod access_log;
+pub mod automatic;
 pub mod client;
 pub mod cors;
 pub mod json;

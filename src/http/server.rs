@@ -37,6 +37,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Notify, watch};
 
 use super::access_log::AccessLog;
+use super::automatic::Answered;
 use super::request::{Method, Request};
 use super::response::{Response, ResponseBody};
 use crate::error::ApiError;
@@ -227,7 +228,10 @@ impl Connection {
                 }))
             })
         });
-        let mut connection = builder.serve_connection(TokioIo::new(self.stream), service);
+        let mut connection = builder.serve_connection(
+            TokioIo::new(Answered::new(self.stream, READ_BUFFER_MAX)),
+            service,
+        );
         let header_timeout = limits.header_timeout;
         let mut closing = false;
         let mut answered = false;
@@ -264,7 +268,7 @@ impl Connection {
             }
         }
         if answered {
-            linger(connection.into_parts().io.into_inner()).await;
+            linger(connection.into_parts().io.into_inner().into_inner()).await;
         }
         self.connections.remove(self.id);
         crate::memory::released();
@@ -479,7 +483,10 @@ impl Connections {
                     Ok::<_, std::convert::Infallible>(response)
                 }
             });
-            let connection = builder.serve_connection(TokioIo::new(stream), service);
+            let connection = builder.serve_connection(
+                TokioIo::new(Answered::new(stream, READ_BUFFER_MAX)),
+                service,
+            );
             let _ = tokio::time::timeout(SHED_TIMEOUT, connection).await;
             shedding.fetch_sub(1, Ordering::AcqRel);
         });

@@ -237,8 +237,8 @@ pub const ERRORS: &[(u16, &str, &str)] = &[
         "BadRequest",
         "The request is malformed or breaks a rule (`invalid_json`, `duplicate_field`, \
          `invalid_field`, `missing_field`, `unknown_field`, `invalid_query`, `invalid_path`, \
-         `invalid_multipart`, `invalid_items`, `invalid_item_count`); `field` names the input \
-         at fault",
+         `invalid_multipart`, `invalid_items`, `invalid_item_count`; `invalid_request` for a \
+         head that is not valid HTTP/1.1); `field` names the input at fault",
     ),
     (
         401,

@@ -473,21 +473,28 @@ impl Server {
         boundary: &str,
         body: &[u8],
     ) -> Reply {
-        use std::io::Read;
-        let address = self.base.trim_start_matches("http://");
-        let mut stream = std::net::TcpStream::connect(address).expect("connect");
         let mut head = format!(
-            "POST {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\
+            "POST {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\
              Content-Type: multipart/form-data; boundary={boundary}\r\n\
              Content-Length: {}\r\n",
+            self.address(),
             body.len()
         );
         if let Some(key) = key {
             head.push_str(&format!("Authorization: Bearer {key}\r\n"));
         }
         head.push_str("\r\n");
+        self.exchange_raw(&[head.as_bytes(), body].concat())
+    }
+
+    /// Sends `request` (any bytes) on a connection of its own from another
+    /// thread while the answer is read (see [`Server::post_multipart_early`]);
+    /// the answer must carry a `Content-Length`.
+    pub fn exchange_raw(&self, request: &[u8]) -> Reply {
+        use std::io::Read;
+        let mut stream = std::net::TcpStream::connect(self.address()).expect("connect");
         let mut sender = stream.try_clone().expect("clone the stream");
-        let request = [head.as_bytes(), body].concat();
+        let request = request.to_vec();
         // The server may close before it has read everything: a failed write
         // is expected then, and the answer is what the test looks at.
         let sending = std::thread::spawn(move || {

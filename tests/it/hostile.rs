@@ -582,3 +582,44 @@ fn a_slow_loris_is_cut_off_and_others_are_served() {
         "{text}"
     );
 }
+
+/// Requests hyper cannot parse are refused before any handler runs; the
+/// answers still carry the contract's error body: a target past 65,534
+/// bytes (414), a head well past the 64 KiB read buffer (431: hyper checks
+/// the buffer only when a head does not parse whole from what it read), a
+/// malformed header line (400). The connection closes after each.
+#[test]
+fn unparsable_requests_get_the_contract_error_body() {
+    let server = common::Server::start();
+    let long_target = format!(
+        "GET /api/rest/1.0/ports/{} HTTP/1.1\r\nHost: x\r\n\r\n",
+        "a".repeat(70_000)
+    );
+    let large_head = format!(
+        "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Padding: {}\r\n\r\n",
+        "p".repeat(300_000)
+    );
+    for (request, status, code) in [
+        (long_target.as_bytes(), 414, "uri_too_long"),
+        (large_head.as_bytes(), 431, "headers_too_large"),
+        (
+            &b"GET /healthz HTTP/1.1\r\nHost: x\r\nno colon here\r\n\r\n"[..],
+            400,
+            "invalid_request",
+        ),
+    ] {
+        let reply = server.exchange_raw(request);
+        reply.assert_error(status, code);
+        assert_eq!(
+            reply.header("content-type"),
+            Some("application/json"),
+            "{code}"
+        );
+        assert_eq!(reply.header("connection"), Some("close"), "{code}");
+    }
+    // The server goes on answering.
+    assert_eq!(
+        server.request("GET", "/healthz", None, &[], None).status,
+        200
+    );
+}
