@@ -460,36 +460,13 @@ impl Server {
         )
     }
 
-    /// POSTs `body` as multipart on a connection of its own, sending the body
-    /// from another thread while the answer is read: an answer the server
-    /// gives before the body has all arrived (a part refused as it comes in)
-    /// is read as soon as it is sent, whatever pace this side writes at.
-    /// (A client that first sends everything may find the connection closed
-    /// under it when it is slower than the server's lingering close.)
-    pub fn post_multipart_early(
-        &self,
-        path: &str,
-        key: Option<&str>,
-        boundary: &str,
-        body: &[u8],
-    ) -> Reply {
-        let mut head = format!(
-            "POST {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\
-             Content-Type: multipart/form-data; boundary={boundary}\r\n\
-             Content-Length: {}\r\n",
-            self.address(),
-            body.len()
-        );
-        if let Some(key) = key {
-            head.push_str(&format!("Authorization: Bearer {key}\r\n"));
-        }
-        head.push_str("\r\n");
-        self.exchange_raw(&[head.as_bytes(), body].concat())
-    }
-
-    /// Sends `request` (any bytes) on a connection of its own from another
-    /// thread while the answer is read (see [`Server::post_multipart_early`]);
-    /// the answer must carry a `Content-Length`.
+    /// Sends `request` (any bytes) on a connection of its own, from another
+    /// thread while the answer is read: an answer the server gives before the
+    /// request has all arrived (a part refused as it comes in, a head refused
+    /// while it is read) is read as soon as it is sent, whatever pace this
+    /// side writes at. (A client that first sends everything may find the
+    /// connection closed under it when it is slower than the server's
+    /// lingering close.) The answer must carry a `Content-Length`.
     pub fn exchange_raw(&self, request: &[u8]) -> Reply {
         use std::io::Read;
         let mut stream = std::net::TcpStream::connect(self.address()).expect("connect");

@@ -50,10 +50,18 @@ impl Fixture {
     }
 
     /// [`Fixture::upload_raw`] for a body the server refuses before it has
-    /// all arrived (see [`Server::post_multipart_early`]).
+    /// all arrived (see [`Server::exchange_raw`]).
     fn upload_early(&self, path: &str, body: &[u8]) -> Reply {
-        self.server
-            .post_multipart_early(path, Some(&self.key), BOUNDARY, body)
+        let head = format!(
+            "POST {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\
+             Authorization: Bearer {}\r\n\
+             Content-Type: multipart/form-data; boundary={BOUNDARY}\r\n\
+             Content-Length: {}\r\n\r\n",
+            self.server.address(),
+            self.key,
+            body.len()
+        );
+        self.server.exchange_raw(&[head.as_bytes(), body].concat())
     }
 
     fn get(&self, path: &str, headers: &[(&str, &str)]) -> Reply {

@@ -86,14 +86,7 @@ impl Position {
     /// when it could not be read.
     pub async fn commits(&self) -> Option<i64> {
         let ticket = self.shared.tickets.fetch_add(1, Ordering::SeqCst) + 1;
-        {
-            let _guard = self
-                .shared
-                .pending
-                .lock()
-                .unwrap_or_else(|e| e.into_inner());
-            self.shared.wake.notify_one();
-        }
+        self.shared.nudge();
         let mut answers = self.answers.clone();
         let waited = tokio::time::timeout(WAIT, answers.wait_for(|a| a.covered >= ticket)).await;
         match waited {
@@ -111,12 +104,17 @@ impl Position {
 impl Drop for Position {
     fn drop(&mut self) {
         self.shared.stop.store(true, Ordering::SeqCst);
-        let _guard = self
-            .shared
-            .pending
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        self.shared.wake.notify_one();
+        self.shared.nudge();
+    }
+}
+
+impl Shared {
+    /// Wakes the thread (a new ticket, or the stop), under the lock its sleep
+    /// checks the tickets under, so no wake-up falls between its check and
+    /// its sleep.
+    fn nudge(&self) {
+        let _guard = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        self.wake.notify_one();
     }
 }
 

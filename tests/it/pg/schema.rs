@@ -207,6 +207,17 @@ fn the_postgres_schema_has_the_sqlite_schemas_tables_columns_and_indexes() {
     assert_eq!(pg.indexes, sqlite.indexes, "indexes");
 }
 
+/// One organization, `o`, written by a statement of its own.
+fn insert_organization(client: &Client) {
+    client
+        .execute(
+            "INSERT INTO organizations (id, name, name_folded, audience, created_at, updated_at) \
+             VALUES ('o', 'O', 'o', 't', 1, 1)",
+            &[],
+        )
+        .unwrap();
+}
+
 /// The caches' commit position (`db::pg::position`): every table of the data
 /// but the counter's own has the trigger (`login_failures`, the servers'
 /// shared lockout state, is read afresh at each login and cached nowhere: a
@@ -238,13 +249,7 @@ fn every_writing_transaction_moves_the_commit_counter_once() {
     };
     let start = commits();
     // One statement on its own (the CLI's way).
-    client
-        .execute(
-            "INSERT INTO organizations (id, name, name_folded, audience, created_at, updated_at) \
-             VALUES ('o', 'O', 'o', 't', 1, 1)",
-            &[],
-        )
-        .unwrap();
+    insert_organization(&client);
     assert_eq!(commits(), start + 1, "an autocommitted statement");
     // Several statements in one transaction count once.
     client
@@ -274,13 +279,7 @@ fn applying_the_schema_records_the_version_and_a_second_time_changes_nothing() {
     assert_eq!(schema_version(&client).unwrap(), None);
     apply_schema(&client).unwrap();
     assert_eq!(schema_version(&client).unwrap(), Some(CURRENT_VERSION));
-    client
-        .execute(
-            "INSERT INTO organizations (id, name, name_folded, audience, created_at, updated_at) \
-             VALUES ('o', 'O', 'o', 't', 1, 1)",
-            &[],
-        )
-        .unwrap();
+    insert_organization(&client);
     apply_schema(&client).unwrap();
     let count = client
         .query_row("SELECT count(*) FROM organizations", &[])
