@@ -439,10 +439,21 @@ impl StdError for ApiError {
     }
 }
 
+/// The answer while the database cannot be reached (PostgreSQL restarting,
+/// failing over): a 503 the client may retry.
+pub fn database_unreachable() -> ApiError {
+    ApiError::Unavailable("The database cannot be reached; try again shortly".into())
+}
+
 impl From<crate::db::Error> for ApiError {
     fn from(err: crate::db::Error) -> Self {
         match err {
             err if err.is_storage_full() => ApiError::StorageFull,
+            err if err.is_unreachable() => {
+                // Not a fault of ours, but the operator wants to know why.
+                log::warn!("store: {err}");
+                database_unreachable()
+            }
             crate::db::Error::Sqlite(err) => ApiError::internal_from("sqlite", err),
             other => ApiError::internal_from("store", other),
         }

@@ -293,6 +293,16 @@ impl Conn {
         }
     }
 
+    /// Whether the connection is known to be gone (PostgreSQL's, after the
+    /// server ended it: a restart, a failover, `pg_terminate_backend`). A
+    /// SQLite connection never is.
+    pub fn is_lost(&self) -> bool {
+        match self {
+            Conn::Sqlite(_) => false,
+            Conn::Pg(client) => client.is_closed(),
+        }
+    }
+
     /// Whether no transaction is open (the engine ended one by itself).
     pub fn is_autocommit(&self) -> bool {
         match self {
@@ -572,6 +582,12 @@ impl Error {
             self,
             Error::NoRows | Error::Sqlite(rusqlite::Error::QueryReturnedNoRows)
         )
+    }
+
+    /// Whether the database could not be reached (its connection was lost,
+    /// or could not be made): a 503 for the client, not a fault of ours.
+    pub fn is_unreachable(&self) -> bool {
+        matches!(self, Error::Pg(pg::Error::Lost(_)))
     }
 
     /// Whether the store is out of space (the disk, or the file's size cap).

@@ -333,9 +333,7 @@ impl Db {
         Ok(Db {
             location: Location::File(path.to_path_buf()),
             readers: pool,
-            // On PostgreSQL a read mostly waits on round trips, not on
-            // this machine's cores: every pooled connection may be busy.
-            read_slots: Arc::new(tokio::sync::Semaphore::new(readers.max(1) as usize)),
+            read_slots: Arc::new(tokio::sync::Semaphore::new(read_slots(readers))),
             writer: Writer::start(Conn::Sqlite(write_conn), capture)
                 .map_err(pragma("prepare the change log's capture"))?,
             checkpointer: Some(Arc::new(checkpoint::Checkpointer::start(path).map_err(
@@ -371,15 +369,23 @@ impl Db {
                 path: PathBuf::from(options.describe()),
                 source,
             })?;
-        let writer = Writer::start(write_conn, capture).map_err(|source| StoreError::Pragma {
-            path: PathBuf::from(options.describe()),
-            what: "prepare the change log's capture",
-            source,
-        })?;
+        let again = location.clone();
+        let reconnect: writer::Reconnect =
+            Box::new(move || Conn::open_at(&again).map_err(|e| crate::error::chain(&e)));
+        let writer =
+            Writer::start_reconnecting(write_conn, capture, Some(reconnect)).map_err(|source| {
+                StoreError::Pragma {
+                    path: PathBuf::from(options.describe()),
+                    what: "prepare the change log's capture",
+                    source,
+                }
+            })?;
         Ok(Db {
             location: location.clone(),
             readers: pool,
-            read_slots: Arc::new(tokio::sync::Semaphore::new(read_slots(readers))),
+            // On PostgreSQL a read mostly waits on round trips, not on
+            // this machine's cores: every pooled connection may be busy.
+            read_slots: Arc::new(tokio::sync::Semaphore::new(readers.max(1) as usize)),
             writer,
             checkpointer: None,
             commits: Commits::Counter(Arc::new(

@@ -133,6 +133,18 @@ pub struct Writer {
 impl Writer {
     /// Starts the writer thread on `conn`, with `capture` installed on it.
     pub fn start(conn: Conn, capture: Arc<dyn Capture>) -> super::Result<Writer> {
+        Writer::start_reconnecting(conn, capture, None)
+    }
+
+    /// [`Writer::start`], with the way to a new connection when the one it
+    /// has is lost (PostgreSQL restarted or failed over): the writer makes a
+    /// new one, with the capture installed, before its next batch. While it
+    /// cannot, each batch is answered 503 and it tries again for the next.
+    pub fn start_reconnecting(
+        conn: Conn,
+        capture: Arc<dyn Capture>,
+        reconnect: Option<Reconnect>,
+    ) -> super::Result<Writer> {
         capture.install(&conn)?;
         let (head_sender, head) = watch::channel(capture.head(&conn)?);
         let (sender, receiver) = mpsc::channel::<Job>(QUEUE_DEPTH);
@@ -143,6 +155,7 @@ impl Writer {
                     conn,
                     capture,
                     head: head_sender,
+                    reconnect,
                 };
                 writer.run(receiver)
             })
@@ -196,15 +209,38 @@ impl Writer {
     }
 }
 
+/// Makes a new connection for the writer (the message: why it could not).
+pub type Reconnect = Box<dyn Fn() -> Result<Conn, String> + Send>;
+
+/// After a failed attempt to reconnect, the pause before the next batch.
+const RECONNECT_PAUSE: std::time::Duration = std::time::Duration::from_millis(250);
+
 /// The writer thread's own state.
 struct Thread {
     conn: Conn,
     capture: Arc<dyn Capture>,
     head: watch::Sender<u64>,
+    reconnect: Option<Reconnect>,
 }
 
 impl Thread {
-    fn run(&self, mut receiver: mpsc::Receiver<Job>) {
+    /// A usable connection for the next batch: the one it has, or, when that
+    /// one is lost and the writer can reconnect, a new one with the capture
+    /// installed. `Err`: the database cannot be reached now.
+    fn connected(&mut self) -> Result<(), String> {
+        let Some(reconnect) = self.reconnect.as_ref().filter(|_| self.conn.is_lost()) else {
+            return Ok(());
+        };
+        let conn = reconnect()?;
+        self.capture
+            .install(&conn)
+            .map_err(|e| format!("cannot prepare the change log's capture: {e}"))?;
+        self.conn = conn;
+        log::info!("writer: connected to the database again");
+        Ok(())
+    }
+
+    fn run(mut self, mut receiver: mpsc::Receiver<Job>) {
         let mut batch: Vec<Job> = Vec::with_capacity(MAX_BATCH);
         while let Some(first) = receiver.blocking_recv() {
             batch.push(first);
@@ -213,6 +249,14 @@ impl Thread {
                     Ok(job) => batch.push(job),
                     Err(_) => break,
                 }
+            }
+            if let Err(why) = self.connected() {
+                log::warn!("writer: the database cannot be reached ({why}); writes answer 503");
+                for job in batch.drain(..) {
+                    job.deliver(Err(crate::error::database_unreachable()));
+                }
+                std::thread::sleep(RECONNECT_PAUSE);
+                continue;
             }
             let (appended, answers) = commit_batch(&self.conn, &*self.capture, &mut batch, || {
                 receiver.try_recv().ok()

@@ -292,7 +292,8 @@ pub const ERRORS: &[(u16, &str, &str)] = &[
     (
         503,
         "Unavailable",
-        "The server is shutting down (`unavailable`), or serving its limit of uploads, \
+        "The server is shutting down or its database cannot be reached (`unavailable`), or \
+         serving its limit of uploads, \
          connections or password checks at once (`busy`, with `Retry-After`)",
     ),
     (

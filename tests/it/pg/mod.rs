@@ -12,6 +12,7 @@ mod errors;
 mod migrate;
 mod position;
 mod processes;
+mod reconnect;
 mod schema;
 mod seam;
 mod tls;

@@ -1,0 +1,94 @@
+//! The database's connections cut under a running server, as a PostgreSQL
+//! restart or failover cuts them (here `pg_terminate_backend` on every
+//! connection of the server's database): requests meanwhile answer 503
+//! `unavailable`, never a 500, and the server connects again by itself, its
+//! writer included, with nothing lost.
+
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use quayside::db::pg::{Client, ConnectOptions};
+
+use crate::common::Server;
+
+/// Ends every other connection to `options`' database.
+fn cut(options: &ConnectOptions) -> i64 {
+    let client = Client::connect(options).expect("connect");
+    let row = client
+        .query_row(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity \
+             WHERE datname = current_database() AND pid <> pg_backend_pid()",
+            &[],
+        )
+        .expect("terminate")
+        .expect("a row");
+    row[0].as_i64().expect("a count")
+}
+
+#[test]
+fn connections_cut_under_the_server_answer_503_and_are_made_again() {
+    let cluster = crate::pg::cluster::cluster();
+    let database = cluster.database_string();
+    let options = ConnectOptions::parse(&database).expect("options");
+    let server = Server::start_on_database(&database);
+    let key = server.admin_key();
+    let path = "/api/rest/1.0/ports/NLRTM";
+    let put = |comment: &str| {
+        server.put(
+            path,
+            &key,
+            &json!({"name": "Rotterdam", "generalComments": comment}),
+        )
+    };
+    assert_eq!(put("before").status, 201);
+
+    for round in 0..2 {
+        assert!(
+            cut(&options) > 0,
+            "the server's connections were there to cut"
+        );
+        // Until each of the server's connections has found out, an answer
+        // may be a 503; never a 500, and writes work again soon.
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let comment = format!("after cut {round}");
+        loop {
+            let reply = put(&comment);
+            match reply.status {
+                200 => break,
+                503 => {
+                    reply.assert_error(503, "unavailable");
+                }
+                other => panic!("a write after the cut: {other} {}", reply.text()),
+            }
+            assert!(Instant::now() < deadline, "writes never came back");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let reply = server.get(path, &key);
+            match reply.status {
+                200 => {
+                    assert_eq!(reply.json()["generalComments"], comment.as_str());
+                    break;
+                }
+                503 => {
+                    reply.assert_error(503, "unavailable");
+                }
+                other => panic!("a read after the cut: {other} {}", reply.text()),
+            }
+            assert!(Instant::now() < deadline, "reads never came back");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+    // The change log has every write, in order.
+    let changes = server.get("/api/rest/1.0/changes?since=0", &key).json();
+    let comments: Vec<&str> = changes["changes"]
+        .as_array()
+        .expect("changes")
+        .iter()
+        .filter(|c| c["entity_id"] == "NLRTM")
+        .filter_map(|c| c["record"]["body"]["generalComments"].as_str())
+        .collect();
+    assert_eq!(comments, ["before", "after cut 0", "after cut 1"]);
+}
