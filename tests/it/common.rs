@@ -13,6 +13,19 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+/// Polls `probe` every 20 ms until it answers, or fails naming `what`.
+#[track_caller]
+pub fn wait_for<T>(what: &str, seconds: u64, mut probe: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + Duration::from_secs(seconds);
+    loop {
+        if let Some(found) = probe() {
+            return found;
+        }
+        assert!(Instant::now() < deadline, "gave up waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 pub const ADMIN_PASSWORD: &str = "admin-password-1";
 /// Low work factor so that tests do not spend their time in PBKDF2.
 pub const TEST_ITERATIONS: &str = "1000";

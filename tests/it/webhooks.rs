@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::common::{Server, id, workspace_with_job};
+use crate::common::{Server, id, wait_for, workspace_with_job};
 
 /// Flags of a server whose webhooks may reach this test's receivers, and retry fast.
 pub(crate) const FAST: &[&str] = &[
@@ -26,19 +26,6 @@ pub(crate) fn start(extra: &[&str]) -> Server {
     let mut flags = FAST.to_vec();
     flags.extend_from_slice(extra);
     Server::start_with(&flags)
-}
-
-/// Polls `probe` every 20 ms until it answers, or fails naming `what`.
-#[track_caller]
-fn wait_for<T>(what: &str, seconds: u64, mut probe: impl FnMut() -> Option<T>) -> T {
-    let deadline = Instant::now() + Duration::from_secs(seconds);
-    loop {
-        if let Some(found) = probe() {
-            return found;
-        }
-        assert!(Instant::now() < deadline, "gave up waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 // ---------------------------------------------------------------------------

@@ -162,18 +162,6 @@ impl Client {
         self.answered.get().elapsed() < within
     }
 
-    /// Runs statements separated by `;` (no parameters, no rewrite) and
-    /// answers the first column of the first row any of them returned, as
-    /// text: several statements in one round trip.
-    pub fn simple_query_first(&self, sql: &str) -> Result<Option<String>> {
-        let messages = self.inner.borrow_mut().client.simple_query(sql)?;
-        self.answered.set(std::time::Instant::now());
-        Ok(messages.iter().find_map(|message| match message {
-            postgres::SimpleQueryMessage::Row(row) => row.get(0).map(str::to_owned),
-            _ => None,
-        }))
-    }
-
     /// Runs `f` inside `BEGIN` … `COMMIT`, rolling back if it fails.
     pub fn transaction<T>(&self, f: impl FnOnce(&Client) -> Result<T>) -> Result<T> {
         self.batch_execute("BEGIN")?;

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::common::{ADMIN_PASSWORD, PORTS, Server, id, workspace_with_job};
+use crate::common::{ADMIN_PASSWORD, PORTS, Server, id, wait_for, workspace_with_job};
 use crate::webhooks::{Answer, Receiver, create};
 
 /// Two servers, A then B, on one fresh database. A is started first and
@@ -52,19 +52,6 @@ impl Pair {
             .expect("query")
             .and_then(|row| row[0].as_i64())
             .expect("an integer")
-    }
-}
-
-/// Polls `probe` every 20 ms until it answers, or fails naming `what`.
-#[track_caller]
-fn wait_for<T>(what: &str, seconds: u64, mut probe: impl FnMut() -> Option<T>) -> T {
-    let deadline = Instant::now() + Duration::from_secs(seconds);
-    loop {
-        if let Some(found) = probe() {
-            return found;
-        }
-        assert!(Instant::now() < deadline, "gave up waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
     }
 }
 
@@ -180,6 +167,19 @@ fn tally(answers: &[(u16, Value)]) -> BTreeMap<u16, usize> {
     statuses
 }
 
+/// One 201 among `answers`, and 409 `code` for every other.
+#[track_caller]
+fn one_winner(answers: &[(u16, Value)], code: &str) {
+    assert_eq!(
+        tally(answers),
+        BTreeMap::from([(201, 1), (409, answers.len() - 1)]),
+        "{answers:?}"
+    );
+    for (_, body) in answers.iter().filter(|(status, _)| *status == 409) {
+        assert_eq!(body["error"]["code"], code, "{body}");
+    }
+}
+
 #[test]
 fn concurrent_creates_through_both_processes_give_one_winner_and_never_a_500() {
     let p = pair(&[]);
@@ -217,17 +217,9 @@ fn concurrent_creates_through_both_processes_give_one_winner_and_never_a_500() {
         );
         (reply.status, reply.json())
     });
-    assert_eq!(
-        tally(&answers),
-        BTreeMap::from([(201, 1), (409, AT_ONCE - 1)]),
-        "{answers:?}"
-    );
-    for (status, body) in &answers {
-        if *status == 409 {
-            assert_eq!(body["error"]["code"], "duplicate_name", "{body}");
-        } else {
-            assert_eq!(body["body"]["name"], "Race Inspections", "{body}");
-        }
+    one_winner(&answers, "duplicate_name");
+    for (_, body) in answers.iter().filter(|(status, _)| *status == 201) {
+        assert_eq!(body["body"]["name"], "Race Inspections", "{body}");
     }
     assert_eq!(
         p.count(
@@ -244,16 +236,7 @@ fn concurrent_creates_through_both_processes_give_one_winner_and_never_a_500() {
         let reply = server.post(&path, &admin, &json!({"direction": "source"}));
         (reply.status, reply.json())
     });
-    assert_eq!(
-        tally(&answers),
-        BTreeMap::from([(201, 1), (409, AT_ONCE - 1)]),
-        "{answers:?}"
-    );
-    for (status, body) in &answers {
-        if *status == 409 {
-            assert_eq!(body["error"]["code"], "duplicate_direction", "{body}");
-        }
-    }
+    one_winner(&answers, "duplicate_direction");
     assert_eq!(
         p.count(
             "SELECT count(*) FROM documents WHERE kind = 'quantityResult' AND job_id = ?1",

@@ -4,13 +4,11 @@
 //! `unavailable`, never a 500, and the server connects again by itself, its
 //! writer included, with nothing lost.
 
-use std::time::{Duration, Instant};
-
 use serde_json::json;
 
 use quayside::db::pg::{Client, ConnectOptions};
 
-use crate::common::Server;
+use crate::common::{Server, wait_for};
 
 /// Ends every other connection to `options`' database.
 fn cut(options: &ConnectOptions) -> i64 {
@@ -48,38 +46,24 @@ fn connections_cut_under_the_server_answer_503_and_are_made_again() {
             cut(&options) > 0,
             "the server's connections were there to cut"
         );
-        // Until each of the server's connections has found out, an answer
-        // may be a 503; never a 500, and writes work again soon.
-        let deadline = Instant::now() + Duration::from_secs(30);
         let comment = format!("after cut {round}");
-        loop {
-            let reply = put(&comment);
-            match reply.status {
-                200 => break,
-                503 => {
-                    reply.assert_error(503, "unavailable");
-                }
-                other => panic!("a write after the cut: {other} {}", reply.text()),
+        // Until each of the server's connections has found out, an answer
+        // may be a 503; never a 500, and writes and reads work again soon.
+        let answered = |what: &str, reply: crate::common::Reply| match reply.status {
+            200 => Some(reply),
+            503 => {
+                reply.assert_error(503, "unavailable");
+                None
             }
-            assert!(Instant::now() < deadline, "writes never came back");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            let reply = server.get(path, &key);
-            match reply.status {
-                200 => {
-                    assert_eq!(reply.json()["generalComments"], comment.as_str());
-                    break;
-                }
-                503 => {
-                    reply.assert_error(503, "unavailable");
-                }
-                other => panic!("a read after the cut: {other} {}", reply.text()),
-            }
-            assert!(Instant::now() < deadline, "reads never came back");
-            std::thread::sleep(Duration::from_millis(50));
-        }
+            other => panic!("{what} after the cut: {other} {}", reply.text()),
+        };
+        wait_for("writes to come back", 30, || {
+            answered("a write", put(&comment))
+        });
+        let read = wait_for("reads to come back", 30, || {
+            answered("a read", server.get(path, &key))
+        });
+        assert_eq!(read.json()["generalComments"], comment.as_str());
     }
     // The change log has every write, in order.
     let changes = server.get("/api/rest/1.0/changes?since=0", &key).json();
