@@ -32,6 +32,10 @@ const STALLED_BYTES: usize = 1_900 * 1024;
 const PER_CHILD: usize = 9_000;
 /// The claims' bounds.
 const STALLED_RSS_BOUND_MIB: f64 = 128.0;
+/// How long after a wave of uploads closed its memory is read (the baseline's
+/// wave and the measured one alike): past the server's two trims, 1 s and
+/// 13 s after the last connection ended (`memory::SECOND_TRIM_AFTER`).
+const SETTLE: Duration = Duration::from_secs(16);
 const HEALTHZ_BOUND_MS: f64 = 100.0;
 
 fn main() {
@@ -264,10 +268,11 @@ fn stalled_uploads(server: &Server, count: usize, verdicts: &mut Vec<(String, bo
     let (warm_up, _) = stall(server, count / 10);
     std::thread::sleep(Duration::from_secs(3));
     drop(warm_up);
-    std::thread::sleep(Duration::from_secs(6));
+    std::thread::sleep(SETTLE);
     let baseline = server.rss();
     println!(
-        "baseline RSS {baseline:.1} MiB (after 3 uploads and a wave of {})",
+        "baseline RSS {baseline:.1} MiB ({} s after a wave of {} closed, following 3 uploads)",
+        SETTLE.as_secs(),
         count / 10
     );
     let started = Instant::now();
@@ -309,17 +314,14 @@ fn stalled_uploads(server: &Server, count: usize, verdicts: &mut Vec<(String, bo
     );
     drop(sockets);
     let closed_at = Instant::now();
-    let mut after = server.rss();
-    while closed_at.elapsed() < Duration::from_secs(20) {
-        std::thread::sleep(Duration::from_millis(250));
-        after = server.rss();
-        if after <= baseline * 1.10 {
-            // Settled: read again a little later.
-            std::thread::sleep(Duration::from_secs(2));
-            after = server.rss();
-            break;
-        }
+    // Read as the baseline was: the same time after the wave closed.
+    let mut seen = Vec::new();
+    while closed_at.elapsed() < SETTLE {
+        std::thread::sleep(Duration::from_secs(2));
+        seen.push(format!("{:.1}", server.rss()));
     }
+    let after = server.rss();
+    println!("RSS every 2 s after closing: {}", seen.join(", "));
     println!(
         "RSS after closing them: {after:.1} MiB after {:.1} s ({:+.1}% of the baseline)",
         closed_at.elapsed().as_secs_f64(),
