@@ -674,8 +674,7 @@ pub fn fetch_page<T>(
         all.extend(segment_params);
         all.push(SqlValue::Integer((wanted - rows.len()) as i64));
         all.push(SqlValue::Integer(query.offset));
-        #[cfg(test)]
-        tests::RAN.with(|ran| ran.borrow_mut().push((sql.clone(), all.clone())));
+        observed::note(&sql, &all);
         let mut statement = conn.prepare_cached(&sql)?;
         let first_key = statement.column_count()? - keys;
         let mut found = statement.query(crate::db::params_from_iter(all.iter()))?;
@@ -701,11 +700,7 @@ pub fn fetch_page<T>(
     {
         rows.len() as i64
     } else {
-        #[cfg(test)]
-        tests::RAN.with(|ran| {
-            ran.borrow_mut()
-                .push((statements.count.clone(), params.clone()))
-        });
+        observed::note(&statements.count, &params);
         conn.prepare_cached(&statements.count)?
             .query_row(crate::db::params_from_iter(params.iter()), |row| row.get(0))?
     };
@@ -725,6 +720,39 @@ pub fn fetch_page<T>(
         rows: rows.into_iter().map(|(row, _)| row).collect(),
         next,
     })
+}
+
+/// The statements [`fetch_page`] runs, as the tests of the lists' plans see
+/// them on either engine (`src/documents/plans.rs` on SQLite,
+/// `tests/it/pg/plans.rs` on PostgreSQL): the lists' own SQL, not a copy.
+/// Outside [`statements`] nothing is kept.
+#[doc(hidden)]
+pub mod observed {
+    use super::SqlValue;
+    use std::cell::RefCell;
+
+    /// A statement and its parameters.
+    pub type Ran = (String, Vec<SqlValue>);
+
+    thread_local! {
+        static RAN: RefCell<Option<Vec<Ran>>> = const { RefCell::new(None) };
+    }
+
+    /// Runs `list` and answers every statement `fetch_page` ran on this
+    /// thread meanwhile, with its parameters, in order.
+    pub fn statements(list: impl FnOnce()) -> Vec<Ran> {
+        RAN.with_borrow_mut(|ran| *ran = Some(Vec::new()));
+        list();
+        RAN.with_borrow_mut(Option::take).unwrap_or_default()
+    }
+
+    pub(super) fn note(sql: &str, params: &[SqlValue]) {
+        RAN.with_borrow_mut(|ran| {
+            if let Some(ran) = ran {
+                ran.push((sql.to_string(), params.to_vec()));
+            }
+        });
+    }
 }
 
 /// A fixed set of column-backed fields, for resources that are not JSON bodies.
@@ -752,22 +780,13 @@ pub(crate) mod tests {
     use super::*;
     use crate::db::dialect::SQLITE;
 
-    thread_local! {
-        /// The statements `fetch_page` ran on this thread, with their
-        /// parameters: what a test of a list's plan explains.
-        pub(crate) static RAN: std::cell::RefCell<Vec<(String, Vec<SqlValue>)>> =
-            const { std::cell::RefCell::new(Vec::new()) };
-    }
-
     /// Runs `list` and answers the plan of every statement it ran through
     /// `fetch_page`: `(sql, plan lines)`.
     pub(crate) fn plans_of(
         conn: &crate::db::Conn,
         list: impl FnOnce(),
     ) -> Vec<(String, Vec<String>)> {
-        RAN.with(|ran| ran.borrow_mut().clear());
-        list();
-        RAN.with(|ran| ran.borrow_mut().drain(..).collect::<Vec<_>>())
+        observed::statements(list)
             .into_iter()
             .map(|(sql, params)| {
                 let plan = conn

@@ -92,7 +92,9 @@ pub fn get_many(
 /// value is not empty).
 const XREF_INDEXED: &str = "AND xref IS NOT NULL AND xref <> ''";
 
-pub(crate) fn find_by_xref_sql() -> String {
+/// The lookup of a catalog record by xref (its partial index's condition
+/// named, so that a bound xref can use it); also what the plan tests explain.
+pub fn find_by_xref_sql() -> String {
     format!(
         "SELECT {COLUMNS} FROM catalog_items WHERE workspace_id = ?1 AND catalog = ?2 AND xref = ?3 \
          {XREF_INDEXED}"

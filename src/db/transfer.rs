@@ -71,6 +71,18 @@ pub fn migrate(
     };
     client.batch_execute("COMMIT").map_err(pg_error)?;
     let _ = source.execute_batch("COMMIT");
+    // The planner's statistics, as after an import: a server started on the
+    // database plans its lists with them at once, not after autovacuum's
+    // first round (tests/it/pg/plans.rs: a lookup by xref walks the whole
+    // catalog without them). The copy is committed whatever happens here.
+    let _ = writeln!(progress, "refreshing the planner's statistics");
+    if let Err(err) = client.batch_execute(super::dialect::POSTGRES.refresh_statistics()) {
+        let _ = writeln!(
+            progress,
+            "the planner's statistics were not refreshed ({}); autovacuum will",
+            pg_error(err)
+        );
+    }
     let _ = writeln!(
         progress,
         "migrated {} to {target} in {:.1} s: {} rows in {} tables, {} files ({} bytes) checked",

@@ -7,9 +7,9 @@
 //! own statements on body paths, and the other fragments, answer as on
 //! SQLite.
 //!
-//! `db::Conn` has no PostgreSQL arm yet: the statements run through
-//! `db::pg::Client`, and [`pg_page`] does what `listing::fetch_page` does
-//! with them.
+//! The statements run through `db::pg::Client` beside the same rows in
+//! SQLite, and [`pg_page`] does what `listing::fetch_page` does with them.
+//! The other lists' plans are `plans.rs`'s.
 
 use quayside::db::Value as SqlValue;
 use quayside::db::dialect::{FieldType, POSTGRES};

@@ -10,6 +10,7 @@ pub mod cluster;
 mod dialect;
 mod errors;
 mod migrate;
+mod plans;
 mod position;
 mod processes;
 mod reconnect;

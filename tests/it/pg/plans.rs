@@ -1,0 +1,313 @@
+//! The plans of the lists other than documents on PostgreSQL (issue 16: "the
+//! same on PostgreSQL"; the documents lists are `dialect.rs`'s). A tenant's
+//! workspaces among another tenant's many, every workspace for an
+//! administrator, a workspace's catalog (all of it and by xref), its
+//! synonyms, and the catalog lookup by xref that every write naming a record
+//! by xref makes: each statement the list runs (`listing::observed`, the
+//! lists' own SQL on a PostgreSQL `Conn`) is explained with
+//! `EXPLAIN (FORMAT JSON)` before and after `ANALYZE`, and must read its
+//! table through an index, never a sequential scan that grows with the table,
+//! and a first page in the index's order, with no sort of the whole result.
+//! SQLite's side is `src/documents/plans.rs`.
+
+use quayside::auth::principal::Principal;
+use quayside::catalogs::{CatalogName, store as catalogs, synonyms};
+use quayside::db::Value as SqlValue;
+use quayside::db::pg::{Client, apply_schema};
+use quayside::db::value::Value as PgValue;
+use quayside::db::{Conn, dialect::FieldType};
+use quayside::listing::{self, ColumnFields, Generation, observed};
+use quayside::workspaces::store as workspaces;
+
+use super::fresh;
+
+/// Workspaces in all: one in six is tenant A's, the rest tenant B's.
+const WORKSPACES: i64 = 6_000;
+/// Catalog records of each of the first workspaces, and those workspaces.
+const ITEMS_PER_WORKSPACE: i64 = 400;
+const WORKSPACES_WITH_ITEMS: i64 = 25;
+
+/// The tables the lists read.
+const LISTED: [&str; 4] = [
+    "workspaces",
+    "workspace_members",
+    "catalog_items",
+    "synonyms",
+];
+
+/// Loads the rows with `generate_series` (one statement per table).
+fn load(client: &Client) {
+    client
+        .batch_execute(&format!(
+            "INSERT INTO organizations (id, name, name_folded, audience, created_at, updated_at) \
+                 VALUES ('org-a', 'A', 'a', 'tenant-a', 0, 0), ('org-b', 'B', 'b', 'tenant-b', 0, 0);
+             INSERT INTO workspaces (id, client_id, vendor_id, created_at, updated_at) \
+                 SELECT 'ws-' || lpad(w::text, 5, '0'), \
+                        CASE WHEN w % 6 = 0 THEN 'org-a' ELSE 'org-b' END, \
+                        CASE WHEN w % 6 = 0 THEN 'org-a' ELSE 'org-b' END, w / 3, w / 3 \
+                 FROM generate_series(0, {last_ws}) AS w;
+             INSERT INTO workspace_members (tenant, workspace_id, created_at) \
+                 SELECT CASE WHEN w % 6 = 0 THEN 'tenant-a' ELSE 'tenant-b' END, \
+                        'ws-' || lpad(w::text, 5, '0'), w / 3 \
+                 FROM generate_series(0, {last_ws}) AS w;
+             INSERT INTO catalog_items (id, workspace_id, catalog, name, name_folded, xref, \
+                                        created_at, updated_at) \
+                 SELECT 'item-' || w || '-' || i, 'ws-' || lpad(w::text, 5, '0'), \
+                        CASE WHEN i % 2 = 0 THEN 'locations' ELSE 'tests' END, \
+                        'Item ' || i, 'item ' || i, \
+                        CASE WHEN i % 5 = 0 THEN NULL ELSE 'L' || i END, i / 2, i / 2 \
+                 FROM generate_series(0, {last_items_ws}) AS w, \
+                      generate_series(0, {last_item}) AS i;
+             INSERT INTO synonyms (id, workspace_id, catalog, base_item, linked_item, \
+                                   created_at, updated_at) \
+                 SELECT 'syn-' || w || '-' || i, 'ws-' || lpad(w::text, 5, '0'), 'locations', \
+                        'item-' || w || '-' || i, 'item-' || w || '-' || (i + 2), i / 4, i / 4 \
+                 FROM generate_series(0, {last_items_ws}) AS w, \
+                      generate_series(0, {last_pair}, 4) AS i;",
+            last_ws = WORKSPACES - 1,
+            last_items_ws = WORKSPACES_WITH_ITEMS - 1,
+            last_item = ITEMS_PER_WORKSPACE - 1,
+            last_pair = ITEMS_PER_WORKSPACE - 3,
+        ))
+        .unwrap();
+}
+
+fn user(tenant: &str, is_admin: bool) -> Principal {
+    Principal {
+        account_id: 1,
+        username: "u".into(),
+        tenant: tenant.into(),
+        is_admin,
+    }
+}
+
+fn query(
+    pairs: &[(&str, &str)],
+    generation: Generation,
+    fields: &ColumnFields,
+) -> listing::ListQuery {
+    let pairs: Vec<(String, String)> = pairs
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
+    listing::parse(&pairs, generation, fields, &[]).unwrap()
+}
+
+/// A node of a plan and every node under it.
+fn nodes<'a>(plan: &'a serde_json::Value, out: &mut Vec<&'a serde_json::Value>) {
+    out.push(plan);
+    if let Some(children) = plan["Plans"].as_array() {
+        for child in children {
+            nodes(child, out);
+        }
+    }
+}
+
+/// The plan of `sql` with `params`, as JSON.
+fn explain(conn: &Conn, sql: &str, params: &[SqlValue]) -> serde_json::Value {
+    let Conn::Pg(client) = conn else {
+        unreachable!("a PostgreSQL connection")
+    };
+    let params: Vec<PgValue> = params.iter().cloned().map(PgValue::from).collect();
+    let row = client
+        .query_row(&format!("EXPLAIN (FORMAT JSON) {sql}"), &params)
+        .unwrap()
+        .unwrap();
+    let plan: serde_json::Value = serde_json::from_str(row[0].as_str().unwrap()).unwrap();
+    plan[0]["Plan"].clone()
+}
+
+/// Asserts that the plan of `sql` searches `index`.
+fn assert_uses(conn: &Conn, what: &str, sql: &str, params: &[SqlValue], index: &str) {
+    let plan = explain(conn, sql, params);
+    let mut all = Vec::new();
+    nodes(&plan, &mut all);
+    assert!(
+        all.iter().any(|n| n["Index Name"] == index),
+        "{what}: {index} not used:\n{sql}\n{plan:#}"
+    );
+}
+
+/// Asserts that `sql` reads every listed table it names through an index
+/// (or a bounded read, below), and with `in_order`, that no whole result is
+/// sorted.
+fn assert_indexed(conn: &Conn, what: &str, sql: &str, params: &[SqlValue], in_order: bool) {
+    let plan = explain(conn, sql, params);
+    let mut all = Vec::new();
+    nodes(&plan, &mut all);
+    let reads: Vec<(&str, &str)> = all
+        .iter()
+        .filter_map(|n| {
+            let table = n["Relation Name"].as_str()?;
+            LISTED
+                .contains(&table)
+                .then(|| (table, n["Node Type"].as_str().unwrap()))
+        })
+        .collect();
+    assert!(
+        !reads.is_empty(),
+        "{what}: no listed table read:\n{sql}\n{plan:#}"
+    );
+    let sorts = all
+        .iter()
+        .any(|n| matches!(n["Node Type"].as_str(), Some("Sort" | "Incremental Sort")));
+    // A sequential read that filters nothing, sorts nothing and stops at a
+    // LIMIT reads that many rows whatever the table's size (an
+    // administrator's capped count of every workspace): bounded, as an
+    // index search is.
+    let bounded = |n: &serde_json::Value| {
+        n.get("Filter").is_none() && !sorts && all.iter().any(|m| m["Node Type"] == "Limit")
+    };
+    for (n, (table, node)) in all
+        .iter()
+        .filter(|n| {
+            n["Relation Name"]
+                .as_str()
+                .is_some_and(|t| LISTED.contains(&t))
+        })
+        .zip(&reads)
+    {
+        assert!(
+            *node != "Seq Scan" || bounded(n),
+            "{what}: {table} scanned, not searched:\n{sql}\n{plan:#}"
+        );
+    }
+    // An incremental sort only orders the rows of equal leading keys that
+    // the index gives in order (the v2 order, created_at descending and id
+    // ascending, read from an index in one direction: only equal creation
+    // times), as SQLite's "TEMP B-TREE FOR RIGHT PART OF ORDER BY" does.
+    if in_order {
+        assert!(
+            !all.iter().any(|n| n["Node Type"] == "Sort"),
+            "{what}: sorted, not read in the index's order:\n{sql}\n{plan:#}"
+        );
+    }
+}
+
+/// Runs `list`, then checks the plan of every statement it ran: a first
+/// page (`first`) sorts nothing.
+fn check(conn: &Conn, what: &str, first: bool, list: impl FnOnce()) {
+    let ran = observed::statements(list);
+    assert!(!ran.is_empty(), "{what}: no statement ran");
+    for (sql, params) in ran {
+        // The count (no LIMIT) may gather its rows in any order.
+        let is_page = sql.contains(" LIMIT ");
+        assert_indexed(conn, what, &sql, &params, first && is_page);
+    }
+}
+
+#[test]
+fn the_lists_other_than_documents_search_their_index_with_or_without_statistics() {
+    let (_, client) = fresh();
+    apply_schema(&client).unwrap();
+    load(&client);
+    let conn = Conn::Pg(Box::new(client));
+    let workspace_fields = ColumnFields(&[]);
+    let catalog_fields = ColumnFields(&[("xref", "xref", FieldType::Text)]);
+    for analyzed in [false, true] {
+        if analyzed {
+            conn.execute_batch("ANALYZE").unwrap();
+        }
+        let state = if analyzed {
+            "analyzed"
+        } else {
+            "no statistics"
+        };
+        for generation in [Generation::Older, Generation::V2] {
+            let first = query(&[("limit", "5")], generation, &workspace_fields);
+            for principal in [user("tenant-a", false), user("root", true)] {
+                let page = workspaces::list(&conn, &principal, &first).unwrap();
+                assert_eq!(page.rows.len(), 5);
+                let cursor = page.next.expect("a next page");
+                let next = query(
+                    &[("limit", "5"), ("after", &cursor)],
+                    generation,
+                    &workspace_fields,
+                );
+                let who = if principal.is_admin {
+                    "an administrator's"
+                } else {
+                    "a tenant's"
+                };
+                check(
+                    &conn,
+                    &format!("{who} workspaces, {generation:?}, {state}"),
+                    true,
+                    || {
+                        workspaces::list(&conn, &principal, &first).unwrap();
+                    },
+                );
+                check(
+                    &conn,
+                    &format!("{who} workspaces after a cursor, {generation:?}, {state}"),
+                    false,
+                    || {
+                        workspaces::list(&conn, &principal, &next).unwrap();
+                    },
+                );
+            }
+        }
+        // The catalogs and synonyms have the older paths only.
+        let all = query(&[("limit", "25")], Generation::Older, &catalog_fields);
+        let by_xref = query(&[("xref", "L7")], Generation::Older, &catalog_fields);
+        let page = catalogs::list(&conn, "ws-00003", CatalogName::Locations, &all).unwrap();
+        assert_eq!(page.rows.len(), 25);
+        let next = query(
+            &[("limit", "25"), ("after", &page.next.unwrap())],
+            Generation::Older,
+            &catalog_fields,
+        );
+        check(&conn, &format!("a catalog, {state}"), true, || {
+            catalogs::list(&conn, "ws-00003", CatalogName::Locations, &all).unwrap();
+        });
+        check(
+            &conn,
+            &format!("a catalog after a cursor, {state}"),
+            false,
+            || {
+                catalogs::list(&conn, "ws-00003", CatalogName::Locations, &next).unwrap();
+            },
+        );
+        // By xref: the unique index finds at most one record, which the
+        // plan may sort (a sort of one row). Without statistics PostgreSQL
+        // walks the workspace's catalog in its list order instead; a
+        // database has them after an import or a migrate (both analyze) and
+        // from autovacuum once a table grows, so the analyzed plan is held.
+        let ran = observed::statements(|| {
+            let page = catalogs::list(&conn, "ws-00003", CatalogName::Tests, &by_xref).unwrap();
+            assert_eq!(page.rows.len(), 1);
+        });
+        assert_eq!(ran.len(), 1, "{ran:?}");
+        if analyzed {
+            let (sql, params) = &ran[0];
+            let what = format!("a catalog by xref, {state}");
+            assert_indexed(&conn, &what, sql, params, false);
+            assert_uses(&conn, &what, sql, params, "catalog_items_xref");
+        }
+        let scope = synonyms::Scope::Workspace {
+            workspace: "ws-00003",
+            catalog: Some("locations"),
+        };
+        let links = query(&[("limit", "10")], Generation::Older, &ColumnFields(&[]));
+        check(
+            &conn,
+            &format!("a workspace's synonyms, {state}"),
+            true,
+            || {
+                assert_eq!(
+                    synonyms::list(&conn, &scope, &links).unwrap().rows.len(),
+                    10
+                );
+            },
+        );
+        let xref = catalogs::find_by_xref_sql();
+        let what = format!("the catalog lookup by xref, {state}");
+        let params = [
+            SqlValue::Text("ws-00003".into()),
+            SqlValue::Text("tests".into()),
+            SqlValue::Text("L7".into()),
+        ];
+        assert_indexed(&conn, &what, &xref, &params, true);
+        assert_uses(&conn, &what, &xref, &params, "catalog_items_xref");
+    }
+}
