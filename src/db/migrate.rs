@@ -17,7 +17,7 @@ pub const SCHEMA: &str = include_str!("../../schema.sql");
 
 /// The version `schema.sql` describes. Raise it with every schema change and add
 /// the step that takes version `CURRENT_VERSION - 1` to it.
-pub const CURRENT_VERSION: i64 = 7;
+pub const CURRENT_VERSION: i64 = 8;
 
 /// Step `i` takes a file from version `i + 1` to `i + 2`.
 const STEPS: &[&str] = &[
@@ -27,6 +27,7 @@ const STEPS: &[&str] = &[
     include_str!("migrations/0005_consent.sql"),
     include_str!("migrations/0006_auto_vacuum.sql"),
     include_str!("migrations/0007_list_indexes.sql"),
+    include_str!("migrations/0008_synonyms_order.sql"),
 ];
 
 const _: () = assert!(STEPS.len() as i64 == CURRENT_VERSION - 1);

@@ -249,12 +249,12 @@ mod tests {
 
     /// The other lists an integrator pages through at scale: a tenant's
     /// workspaces (of many, among another tenant's many), every workspace
-    /// for an administrator, a catalog by xref; and the catalog lookup by
+    /// for an administrator, a catalog by xref, a workspace's synonyms; and the catalog lookup by
     /// xref that every write naming a record by xref makes.
     #[test]
     fn the_workspace_and_catalog_lists_search_their_index() {
         use crate::auth::principal::Principal;
-        use crate::catalogs::{CatalogName, store as catalogs};
+        use crate::catalogs::{CatalogName, store as catalogs, synonyms};
         use crate::workspaces::store as workspaces;
         for statistics in STATS {
             let dir = tempfile::tempdir().unwrap();
@@ -291,6 +291,21 @@ mod tests {
                     params![format!("item-{w:03}"), format!("L{w}"), w],
                 )
                 .unwrap();
+                if w > 0 {
+                    conn.execute(
+                        "INSERT INTO synonyms (id, workspace_id, catalog, base_item, linked_item, \
+                         created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)",
+                        params![
+                            format!("syn-{w:03}"),
+                            format!("ws-{:03}", w % 5),
+                            if w % 2 == 0 { "locations" } else { "tests" },
+                            format!("item-{:03}", w - 1),
+                            format!("item-{w:03}"),
+                            w
+                        ],
+                    )
+                    .unwrap();
+                }
             }
             if statistics == Stats::Fresh {
                 conn.execute_batch("ANALYZE").unwrap();
@@ -332,7 +347,25 @@ mod tests {
                 ran.extend(listing::tests::plans_of(&conn, || {
                     catalogs::list(&conn, "ws-000", CatalogName::Locations, &q).unwrap();
                 }));
-                assert!(ran.len() >= 5, "{ran:?}");
+                // A workspace's synonyms, of one catalog and of all.
+                let links = listing::parse(
+                    &[("limit".to_string(), "10".to_string())],
+                    Generation::Older,
+                    &listing::ColumnFields(&[]),
+                    &[],
+                )
+                .unwrap();
+                for catalog in [Some("locations"), None] {
+                    let scope = synonyms::Scope::Workspace {
+                        workspace: "ws-000",
+                        catalog,
+                    };
+                    ran.extend(listing::tests::plans_of(&conn, || {
+                        let page = synonyms::list(&conn, &scope, &links).unwrap();
+                        assert_eq!(page.rows.len(), 10);
+                    }));
+                }
+                assert!(ran.len() >= 7, "{ran:?}");
                 for (sql, plan) in ran {
                     let text = plan.join(" | ");
                     // An index searched, or (for an administrator, who sees

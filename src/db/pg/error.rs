@@ -147,7 +147,7 @@ impl std::fmt::Display for Error {
                 f,
                 "this database has Quayside schema version {found}; on PostgreSQL there are \
                  no migration steps before version {}",
-                crate::db::migrate::CURRENT_VERSION
+                super::schema::FIRST_VERSION
             ),
             Error::Foreign => f.write_str(
                 "this database has tables but no Quayside schema version (quayside_meta): \

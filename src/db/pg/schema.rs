@@ -25,6 +25,15 @@ pub const SHARED_STATE: &str = "CREATE UNLOGGED TABLE IF NOT EXISTS login_failur
 );
 CREATE INDEX IF NOT EXISTS login_failures_pair ON login_failures (username, source, at)";
 
+/// The first version a PostgreSQL database was made at (its schema began
+/// with the engine), and the steps after it: step `i` takes a database from
+/// version `FIRST_VERSION + i` to the next. A step is the SQLite step's text
+/// where both engines take it.
+pub const FIRST_VERSION: i64 = 7;
+const STEPS: &[&str] = &[include_str!("../migrations/0008_synonyms_order.sql")];
+
+const _: () = assert!(FIRST_VERSION + STEPS.len() as i64 == CURRENT_VERSION);
+
 /// The advisory lock `apply_schema` holds for its transaction, so that
 /// processes starting together create the schema once.
 const SCHEMA_LOCK: &str = "SELECT pg_advisory_xact_lock(hashtext('quayside.schema'))";
@@ -39,11 +48,11 @@ pub fn schema_version(client: &Client) -> Result<Option<i64>> {
     Ok(row.as_ref().and_then(|row| row[0].as_i64()))
 }
 
-/// Creates the schema in an empty database, in one transaction under an
-/// advisory lock; a database already at this version is left alone. Refuses
-/// a database whose collation is not C, one with tables but no version (not
-/// Quayside's), and one at another version (there are no PostgreSQL
-/// migration steps yet: its schema starts at version [`CURRENT_VERSION`]).
+/// Creates the schema in an empty database, or brings an older one forward
+/// by [`STEPS`], in one transaction under an advisory lock; a database
+/// already at this version is left alone. Refuses a database whose
+/// collation is not C, one with tables but no version (not Quayside's), one
+/// newer than this binary, and one older than [`FIRST_VERSION`].
 pub fn apply_schema(client: &Client) -> Result<()> {
     client.transaction(|client| {
         client.execute(SCHEMA_LOCK, &[])?;
@@ -51,6 +60,17 @@ pub fn apply_schema(client: &Client) -> Result<()> {
         let applied = match schema_version(client)? {
             Some(CURRENT_VERSION) => Ok(()),
             Some(found) if found > CURRENT_VERSION => Err(Error::Newer { found }),
+            Some(found) if found >= FIRST_VERSION => {
+                for step in &STEPS[(found - FIRST_VERSION) as usize..] {
+                    client.batch_execute(step)?;
+                }
+                client.execute(
+                    "UPDATE quayside_meta SET schema_version = ?1",
+                    &[Value::Integer(CURRENT_VERSION)],
+                )?;
+                log::info!("brought the database from schema version {found} to {CURRENT_VERSION}");
+                Ok(())
+            }
             Some(found) => Err(Error::Unsupported { found }),
             None => {
                 let tables = client.query_row(

@@ -226,6 +226,7 @@ CREATE TABLE synonyms (
 CREATE UNIQUE INDEX synonyms_pair
     ON synonyms (LEAST(base_item, linked_item), GREATEST(base_item, linked_item));
 CREATE INDEX synonyms_workspace ON synonyms (workspace_id, catalog, created_at, id);
+CREATE INDEX synonyms_workspace_all ON synonyms (workspace_id, created_at, id);
 CREATE INDEX synonyms_linked ON synonyms (linked_item);
 
 -- Stored bytes, in chunks of 1 MiB. A blob is `complete` only once every

@@ -293,6 +293,42 @@ fn applying_the_schema_records_the_version_and_a_second_time_changes_nothing() {
     assert_eq!(log[0].values(), [Value::Integer(1), Value::Integer(0)]);
 }
 
+/// A database made at version 7 (the first on PostgreSQL) is brought to the
+/// current version by the steps, keeping its rows, and then has exactly the
+/// shape of a new one; a version before 7 is refused.
+#[test]
+fn an_older_database_is_brought_forward_by_the_steps_and_one_before_them_refused() {
+    let (_, fresh_client) = fresh();
+    apply_schema(&fresh_client).unwrap();
+    let (_, client) = fresh();
+    apply_schema(&client).unwrap();
+    insert_organization(&client);
+    // Version 7 as it was: without what the steps after it add.
+    client
+        .batch_execute(
+            "DROP INDEX synonyms_workspace_all; UPDATE quayside_meta SET schema_version = 7",
+        )
+        .unwrap();
+    apply_schema(&client).unwrap();
+    assert_eq!(schema_version(&client).unwrap(), Some(CURRENT_VERSION));
+    assert_eq!(pg_shape(&client), pg_shape(&fresh_client));
+    let count = client
+        .query_row("SELECT count(*) FROM organizations", &[])
+        .unwrap()
+        .unwrap();
+    assert_eq!(count[0], Value::Integer(1), "the rows are kept");
+
+    client
+        .execute("UPDATE quayside_meta SET schema_version = 6", &[])
+        .unwrap();
+    let error = apply_schema(&client).unwrap_err();
+    assert!(
+        matches!(error, Error::Unsupported { found: 6 }),
+        "{error:?}"
+    );
+    assert!(error.to_string().contains("before version 7"), "{error}");
+}
+
 #[test]
 fn processes_applying_the_schema_at_once_create_it_once() {
     let (options, _) = fresh();
