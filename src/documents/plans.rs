@@ -249,7 +249,8 @@ mod tests {
 
     /// The other lists an integrator pages through at scale: a tenant's
     /// workspaces (of many, among another tenant's many), every workspace
-    /// for an administrator, a catalog by xref, a workspace's synonyms; and the catalog lookup by
+    /// for an administrator, a catalog by xref, a workspace's synonyms, a
+    /// document's attachments, a webhook's delivery log; and the catalog lookup by
     /// xref that every write naming a record by xref makes.
     #[test]
     fn the_workspace_and_catalog_lists_search_their_index() {
@@ -306,6 +307,48 @@ mod tests {
                     )
                     .unwrap();
                 }
+                // A document's attachments and a webhook's delivery log,
+                // each among four others'.
+                if w < 5 {
+                    conn.execute(
+                        "INSERT INTO documents (id, workspace_id, kind, job_id, body, created_at, \
+                         updated_at) VALUES (?1, 'ws-000', 'job', NULL, '{}', ?2, ?2)",
+                        params![format!("job-{w}"), w],
+                    )
+                    .unwrap();
+                    conn.execute(
+                        "INSERT INTO webhooks (id, tenant, created_by, url, event_types, active, \
+                         secret, cursor, created_at, updated_at) \
+                         VALUES (?1, 't', 'u', 'https://example.com/', '[]', 1, 's', 0, ?2, ?2)",
+                        params![format!("hook-{w}"), w],
+                    )
+                    .unwrap();
+                }
+                conn.execute(
+                    "INSERT INTO blobs (id, size, sha256, complete, created_at) \
+                     VALUES (?1, 1, 'x', 1, ?2)",
+                    params![format!("blob-{w:03}"), w],
+                )
+                .unwrap();
+                conn.execute(
+                    "INSERT INTO attachments (id, workspace_id, document_id, blob_id, caption, \
+                     format, created_at, updated_at) \
+                     VALUES (?1, 'ws-000', ?2, ?3, 'c', 'pdf', ?4, ?4)",
+                    params![
+                        format!("att-{w:03}"),
+                        format!("job-{}", w % 5),
+                        format!("blob-{w:03}"),
+                        w / 10
+                    ],
+                )
+                .unwrap();
+                conn.execute(
+                    "INSERT INTO webhook_deliveries (id, webhook_id, seq, event_id, event_type, \
+                     attempt, outcome, created_at, updated_at) \
+                     VALUES (?1, ?2, ?3, 'e', 'job.created', 1, 'succeeded', ?4, ?4)",
+                    params![format!("del-{w:03}"), format!("hook-{}", w % 5), w, w / 10],
+                )
+                .unwrap();
             }
             if statistics == Stats::Fresh {
                 conn.execute_batch("ANALYZE").unwrap();
@@ -365,7 +408,43 @@ mod tests {
                         assert_eq!(page.rows.len(), 10);
                     }));
                 }
-                assert!(ran.len() >= 7, "{ran:?}");
+                // A document's attachments and a webhook's deliveries: the
+                // first page and the next.
+                let five = listing::parse(
+                    &[("limit".to_string(), "5".to_string())],
+                    generation,
+                    &listing::ColumnFields(&[]),
+                    &[],
+                )
+                .unwrap();
+                let after = |cursor: String| {
+                    listing::parse(
+                        &[
+                            ("limit".to_string(), "5".to_string()),
+                            ("after".to_string(), cursor),
+                        ],
+                        generation,
+                        &listing::ColumnFields(&[]),
+                        &[],
+                    )
+                    .unwrap()
+                };
+                let files = crate::attachments::store::list(&conn, "job-2", &five).unwrap();
+                let files_next = after(files.next.unwrap());
+                let log = crate::webhooks::store::deliveries(&conn, "hook-2", &five).unwrap();
+                let log_next = after(log.next.unwrap());
+                ran.extend(listing::tests::plans_of(&conn, || {
+                    for query in [&five, &files_next] {
+                        let page = crate::attachments::store::list(&conn, "job-2", query).unwrap();
+                        assert_eq!(page.rows.len(), 5);
+                    }
+                    for query in [&five, &log_next] {
+                        let page =
+                            crate::webhooks::store::deliveries(&conn, "hook-2", query).unwrap();
+                        assert_eq!(page.rows.len(), 5);
+                    }
+                }));
+                assert!(ran.len() >= 11, "{ran:?}");
                 for (sql, plan) in ran {
                     let text = plan.join(" | ");
                     // An index searched, or (for an administrator, who sees
