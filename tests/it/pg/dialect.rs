@@ -20,7 +20,7 @@ use quayside::documents::kinds::{self, Kind};
 use quayside::documents::store::{self, BodyFields};
 use quayside::listing::{self, FieldSql, Generation, ListQuery};
 
-use super::fresh;
+use super::{explain, fresh, plan_nodes};
 
 /// Workspaces besides `w`, with jobs only: a list of `w` reads a small part
 /// of the table, as a list of a real one does (with `w` a sixth of the
@@ -216,33 +216,11 @@ fn to_pg(values: &[SqlValue]) -> Vec<PgValue> {
     values.iter().cloned().map(PgValue::from).collect()
 }
 
-/// A node of an `EXPLAIN (FORMAT JSON)` plan and every node under it.
-fn nodes<'a>(plan: &'a serde_json::Value, out: &mut Vec<&'a serde_json::Value>) {
-    out.push(plan);
-    if let Some(children) = plan["Plans"].as_array() {
-        for child in children {
-            nodes(child, out);
-        }
-    }
-}
-
-/// The plan of `sql` with `params`: its nodes, as JSON.
-fn explain(client: &Client, sql: &str, params: &[SqlValue]) -> serde_json::Value {
-    let row = client
-        .query_row(&format!("EXPLAIN (FORMAT JSON) {sql}"), &to_pg(params))
-        .unwrap()
-        .unwrap();
-    let text = row[0].as_str().expect("a plan as JSON text");
-    let plan: serde_json::Value = serde_json::from_str(text).unwrap();
-    plan[0]["Plan"].clone()
-}
-
 /// Asserts that the plan reads `documents` through an index only; with
 /// `in_order`, also that it sorts nothing (the order is the index's).
 fn assert_indexed(client: &Client, sql: &str, params: &[SqlValue], in_order: bool) {
     let plan = explain(client, sql, params);
-    let mut all = Vec::new();
-    nodes(&plan, &mut all);
+    let all = plan_nodes(&plan);
     let scans: Vec<&str> = all
         .iter()
         .filter(|n| n["Relation Name"] == "documents")

@@ -22,6 +22,28 @@ mod types;
 use quayside::db::pg::{Client, ConnectOptions};
 use quayside::locations::model::LocationFields;
 
+/// The plan PostgreSQL chooses for `sql` with `params` (`EXPLAIN (FORMAT
+/// JSON)`): its top node, as JSON.
+fn explain(client: &Client, sql: &str, params: &[quayside::db::Value]) -> serde_json::Value {
+    let params: Vec<quayside::db::value::Value> = params.iter().cloned().map(Into::into).collect();
+    let row = client
+        .query_row(&format!("EXPLAIN (FORMAT JSON) {sql}"), &params)
+        .unwrap()
+        .unwrap();
+    let text = row[0].as_str().expect("a plan as JSON text");
+    let plan: serde_json::Value = serde_json::from_str(text).unwrap();
+    plan[0]["Plan"].clone()
+}
+
+/// A plan's node and every node under it.
+fn plan_nodes(plan: &serde_json::Value) -> Vec<&serde_json::Value> {
+    let mut out = vec![plan];
+    if let Some(children) = plan["Plans"].as_array() {
+        out.extend(children.iter().flat_map(plan_nodes));
+    }
+    out
+}
+
 /// A fresh, empty database and a connection to it.
 fn fresh() -> (ConnectOptions, Client) {
     let options = cluster::cluster().database();

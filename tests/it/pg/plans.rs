@@ -22,13 +22,12 @@ use quayside::auth::principal::Principal;
 use quayside::catalogs::{CatalogName, store as catalogs, synonyms};
 use quayside::db::Value as SqlValue;
 use quayside::db::pg::{Client, apply_schema};
-use quayside::db::value::Value as PgValue;
 use quayside::db::{Conn, dialect::FieldType};
 use quayside::listing::{self, ColumnFields, Generation, observed};
 use quayside::webhooks::store as webhooks;
 use quayside::workspaces::store as workspaces;
 
-use super::fresh;
+use super::{fresh, plan_nodes};
 
 /// Workspaces in all: one in six is tenant A's, the rest tenant B's.
 const WORKSPACES: i64 = 6_000;
@@ -138,35 +137,18 @@ fn query(
     listing::parse(&pairs, generation, fields, &[]).unwrap()
 }
 
-/// A node of a plan and every node under it.
-fn nodes<'a>(plan: &'a serde_json::Value, out: &mut Vec<&'a serde_json::Value>) {
-    out.push(plan);
-    if let Some(children) = plan["Plans"].as_array() {
-        for child in children {
-            nodes(child, out);
-        }
-    }
-}
-
-/// The plan of `sql` with `params`, as JSON.
+/// The plan of `sql` with `params` on the PostgreSQL connection.
 fn explain(conn: &Conn, sql: &str, params: &[SqlValue]) -> serde_json::Value {
     let Conn::Pg(client) = conn else {
         unreachable!("a PostgreSQL connection")
     };
-    let params: Vec<PgValue> = params.iter().cloned().map(PgValue::from).collect();
-    let row = client
-        .query_row(&format!("EXPLAIN (FORMAT JSON) {sql}"), &params)
-        .unwrap()
-        .unwrap();
-    let plan: serde_json::Value = serde_json::from_str(row[0].as_str().unwrap()).unwrap();
-    plan[0]["Plan"].clone()
+    super::explain(client, sql, params)
 }
 
 /// Asserts that the plan of `sql` searches `index`.
 fn assert_uses(conn: &Conn, what: &str, sql: &str, params: &[SqlValue], index: &str) {
     let plan = explain(conn, sql, params);
-    let mut all = Vec::new();
-    nodes(&plan, &mut all);
+    let all = plan_nodes(&plan);
     assert!(
         all.iter().any(|n| n["Index Name"] == index),
         "{what}: {index} not used:\n{sql}\n{plan:#}"
@@ -178,8 +160,7 @@ fn assert_uses(conn: &Conn, what: &str, sql: &str, params: &[SqlValue], index: &
 /// sorted.
 fn assert_indexed(conn: &Conn, what: &str, sql: &str, params: &[SqlValue], in_order: bool) {
     let plan = explain(conn, sql, params);
-    let mut all = Vec::new();
-    nodes(&plan, &mut all);
+    let all = plan_nodes(&plan);
     let reads: Vec<(&str, &str)> = all
         .iter()
         .filter_map(|n| {
