@@ -940,16 +940,36 @@ fn measure(s: &Settings, shape: &Shape, loaded: &Loaded) -> serde_json::Map<Stri
             },
         ),
     );
+    // The same answer at every size (one workspace), so that the ratio
+    // measures what the tenant's number of workspaces costs; and the default
+    // page, which holds one workspace at the smallest size and a full page at
+    // the others, shown with the number it listed.
     ops.insert(
         "workspaces_v2".into(),
         latency(
             s,
             "v2 workspace list",
             9,
-            |_| get("/v2/workspaces".to_string()),
-            ok,
+            |_| get("/v2/workspaces?limit=1".to_string()),
+            |_, c| {
+                let items = c.json().as_array().map_or(0, Vec::len);
+                assert_eq!(items, 1, "a page of one workspace: {items}");
+            },
         ),
     );
+    let page = latency(
+        s,
+        "v2 workspaces page",
+        9,
+        |_| get("/v2/workspaces".to_string()),
+        ok,
+    );
+    let mut c = Client::new(&s.base, &s.key);
+    c.expect("GET", "/v2/workspaces", b"", 200);
+    let listed = c.json().as_array().map_or(0, Vec::len);
+    let mut page = page;
+    page["listed"] = json!(listed);
+    ops.insert("workspaces_v2_page".into(), page);
     let keyset = keyset_deep_page(s, &list, n);
     let (first_link, deep_path) = keyset;
     ops.insert("keyset_first_page_link".into(), json!(first_link));
@@ -1084,6 +1104,8 @@ enum Judge {
     Flat,
     /// Shown, not judged: linear by nature.
     Linear,
+    /// Shown, not judged: the answer itself differs between the sizes.
+    Shown,
 }
 
 fn size_label(jobs: u64) -> String {
@@ -1210,7 +1232,7 @@ fn report(file: &str) {
         labels.join(" | "),
         "---:|".repeat(runs.len())
     ));
-    let latency_rows: [(&str, &str, Judge); 11] = [
+    let latency_rows: [(&str, &str, Judge); 12] = [
         ("get_job", "GET a job by id (a random job)", Judge::Flat),
         (
             "list_25",
@@ -1245,8 +1267,13 @@ fn report(file: &str) {
         ),
         (
             "workspaces_v2",
-            "v2 workspace list `GET /v2/workspaces` (the tenant's workspaces)",
+            "v2 workspace list, a page of one `GET /v2/workspaces?limit=1` (the tenant's workspaces)",
             Judge::Flat,
+        ),
+        (
+            "workspaces_v2_page",
+            "v2 workspace list, the default page `GET /v2/workspaces` (workspaces listed)",
+            Judge::Shown,
         ),
         (
             "post_job_location",
@@ -1277,6 +1304,10 @@ fn report(file: &str) {
                         cell.push_str(&format!(" ({})", megabytes(num(&op["bytes"]))))
                     }
                     "workspaces_v2" => cell.push_str(&format!(" ({} ws)", r["workspaces_loaded"])),
+                    "workspaces_v2_page" => cell.push_str(&format!(
+                        " ({} of {} ws)",
+                        op["listed"], r["workspaces_loaded"]
+                    )),
                     "post_job_location" => cell.push_str(&format!(" ({} items)", r["locations"])),
                     _ => {}
                 }
@@ -1306,6 +1337,11 @@ fn report(file: &str) {
                     (ratio, "at most 2x".to_string(), verdict(met).to_string())
                 }
                 Judge::Linear => (ratio, "none".to_string(), "linear by nature".to_string()),
+                Judge::Shown => (
+                    ratio,
+                    "none".to_string(),
+                    "shown: the answer's size differs".to_string(),
+                ),
             }
         };
         if (a.is_null() || b.is_null()) && judge == Judge::Flat {
@@ -1316,7 +1352,7 @@ fn report(file: &str) {
             cells.join(" | ")
         ));
     };
-    for (key, name, judge) in &latency_rows[..10] {
+    for (key, name, judge) in &latency_rows[..11] {
         latency_row(key, name, *judge, &mut out, &mut targets);
     }
     let rates: [(&str, &str); 2] = [
@@ -1350,7 +1386,7 @@ fn report(file: &str) {
             verdict(met)
         ));
     }
-    let (key, name, judge) = latency_rows[10];
+    let (key, name, judge) = latency_rows[11];
     latency_row(key, name, judge, &mut out, &mut targets);
 
     // The bulk certificate.
