@@ -511,6 +511,19 @@ fn run(args: &[String]) {
         out.insert("rss_kb".into(), json!(proc_status_kb(pid, "VmRSS")));
     }
 
+    // The load leaves gigabytes the kernel has yet to write back at the
+    // largest size; measured while it does, the first reads' latencies are
+    // the disk's, not the store's. So the reads start once the load's writes
+    // are on disk and the server has had a moment (its checkpointer, a
+    // statistics refresh) to finish what the load started.
+    let settle = Instant::now();
+    let synced = std::process::Command::new("sync")
+        .status()
+        .is_ok_and(|s| s.success());
+    std::thread::sleep(Duration::from_secs(3));
+    let settle = settle.elapsed().as_secs_f64();
+    eprintln!("scale: settled after loading in {settle:.1} s (sync: {synced})");
+    out.insert("settle_seconds".into(), json!(settle));
     let ops = measure(&settings, &shape, &loaded);
     out.insert("ops".into(), Value::Object(ops));
     if let Some(pid) = settings.pid {
@@ -1210,6 +1223,9 @@ fn report(file: &str) {
             megabytes(num(&r["data_bytes"])),
             megabytes(num(&r["wal_bytes"]))
         )
+    }));
+    out.push(row("settling before the reads (`sync`, then 3 s)", &|r| {
+        format!("{:.1} s", num(&r["settle_seconds"]))
     }));
     out.push(row("server RSS after loading", &|r| {
         megabytes(num(&r["rss_kb"]) * 1024.0)
