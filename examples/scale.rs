@@ -22,7 +22,7 @@
 //!
 //! Usage:
 //!   scale run BASE USER PASSWORD JOBS [--results 30] [--connections 8]
-//!       [--samples 300] [--op-seconds 5] [--rate-seconds 3] [--load-limit 900]
+//!       [--samples 2000] [--op-seconds 5] [--rate-seconds 3] [--load-limit 900]
 //!       [--pid SERVER_PID] [--data FILE]
 //!     prints progress on stderr and one `RESULT {json}` line on stdout.
 //!   scale report FILE
@@ -478,7 +478,7 @@ fn run(args: &[String]) {
         key: http1::login(base, user, password).expect("login"),
         results: number("results", 30.0) as usize,
         connections: number("connections", 8.0) as usize,
-        samples: number("samples", 300.0) as usize,
+        samples: number("samples", 2000.0) as usize,
         op_seconds: number("op-seconds", 5.0),
         rate_seconds: number("rate-seconds", 3.0),
         load_limit: number("load-limit", 900.0),
