@@ -224,21 +224,27 @@ impl Conn {
     /// SQLite's file lock (`BEGIN IMMEDIATE`); on PostgreSQL, the row lock
     /// on `change_log`, taken by the transaction's first statement (the
     /// change log's order is the commit order: docs/design/postgresql.md 3.4).
-    pub(crate) fn begin_writing(&self) -> Result<()> {
+    /// On PostgreSQL, answers the count of writing transactions this one
+    /// brought `change_log.commits` to: a writer that finds it moved by more
+    /// than its own last commit knows another process (or the CLI) wrote in
+    /// between. SQLite answers `None`: the server's writer is its file's one
+    /// writer of the records it keeps anything of.
+    pub(crate) fn begin_writing(&self) -> Result<Option<u64>> {
         match self {
             Conn::Sqlite(_) => {
                 self.prepare_cached("BEGIN IMMEDIATE")?.execute([])?;
-                Ok(())
+                Ok(None)
             }
-            Conn::Pg(_) => {
+            Conn::Pg(client) => {
                 // Also counts the writing transactions (the commit position
                 // the caches compare, `pg::position`; the tables' triggers
                 // then find it counted); the row lock it takes orders writers
                 // of every process. One round trip.
-                self.execute_batch(
-                    "BEGIN; UPDATE change_log SET commits = commits + 1 WHERE id = 1; \
-                     SET LOCAL quayside.counted = 'yes'",
-                )
+                let counted = client.batch_first(
+                    "BEGIN; UPDATE change_log SET commits = commits + 1 WHERE id = 1 \
+                     RETURNING commits; SET LOCAL quayside.counted = 'yes'",
+                )?;
+                Ok(counted.and_then(|n| n.parse().ok()))
             }
         }
     }

@@ -156,6 +156,7 @@ impl Writer {
                     capture,
                     head: head_sender,
                     reconnect,
+                    counted: None,
                 };
                 writer.run(receiver)
             })
@@ -221,6 +222,9 @@ struct Thread {
     capture: Arc<dyn Capture>,
     head: watch::Sender<u64>,
     reconnect: Option<Reconnect>,
+    /// What the next transaction's BEGIN answers if no other process (nor
+    /// the CLI) writes in between (`Conn::begin_writing`, PostgreSQL).
+    counted: Option<u64>,
 }
 
 impl Thread {
@@ -258,9 +262,13 @@ impl Thread {
                 std::thread::sleep(RECONNECT_PAUSE);
                 continue;
             }
-            let (appended, answers) = commit_batch(&self.conn, &*self.capture, &mut batch, || {
-                receiver.try_recv().ok()
-            });
+            let (appended, answers) = commit_batch(
+                &self.conn,
+                &*self.capture,
+                &mut self.counted,
+                &mut batch,
+                || receiver.try_recv().ok(),
+            );
             // The head moves before any caller hears of its commit: a client
             // that saw its write acknowledged finds it below the head.
             if let Some(last) = appended {
@@ -293,9 +301,16 @@ fn shutting_down() -> ApiError {
 /// SQLite may roll back a whole transaction by itself on some errors (disk full,
 /// I/O); the jobs already run in it are then answered with that error, and the
 /// rest of the batch goes on in a fresh transaction.
+///
+/// `counted` is what the next BEGIN answers when nothing else wrote since this
+/// writer's last transaction (PostgreSQL's count of writing transactions);
+/// when it answers otherwise, another process wrote in between, and what the
+/// capture keeps of rows (a workspace's members, catalog records) may be
+/// stale: it is forgotten before the batch's first write.
 fn commit_batch(
     conn: &Conn,
     capture: &dyn Capture,
+    counted: &mut Option<u64>,
     batch: &mut Vec<Job>,
     mut more: impl FnMut() -> Option<Job>,
 ) -> (Option<u64>, Vec<(Job, ApiResult<()>)>) {
@@ -313,10 +328,20 @@ fn commit_batch(
         let Some(mut job) = next else { break };
         taken += 1;
         if !in_transaction {
-            if let Err(err) = conn.begin_writing() {
-                log::error!("writer cannot begin a transaction: {err}");
-                job.deliver(Err(ApiError::from(err)));
-                continue;
+            match conn.begin_writing() {
+                Ok(now) => {
+                    if now.is_some() && now != *counted {
+                        capture.discard();
+                    }
+                    // If this transaction rolls back, the next BEGIN answers
+                    // the same again.
+                    *counted = now;
+                }
+                Err(err) => {
+                    log::error!("writer cannot begin a transaction: {err}");
+                    job.deliver(Err(ApiError::from(err)));
+                    continue;
+                }
             }
             in_transaction = true;
             TRANSACTION.with(|t| t.set(t.get().wrapping_add(1).max(1)));
@@ -401,6 +426,9 @@ fn commit_batch(
             capture.discard();
             err
         });
+    if committed.is_ok() {
+        *counted = counted.map(|n| n + 1);
+    }
     let appended = committed.is_ok().then_some(last_change).flatten();
     let answers = done
         .into_iter()

@@ -156,6 +156,18 @@ impl Client {
         Ok(())
     }
 
+    /// Runs statements separated by `;` as [`Client::batch_execute`] does
+    /// (one round trip), answering the first column of the first row any of
+    /// them returned, as text.
+    pub fn batch_first(&self, sql: &str) -> Result<Option<String>> {
+        let messages = self.inner.borrow_mut().client.simple_query(sql)?;
+        self.answered.set(std::time::Instant::now());
+        Ok(messages.iter().find_map(|message| match message {
+            postgres::SimpleQueryMessage::Row(row) => row.get(0).map(String::from),
+            _ => None,
+        }))
+    }
+
     /// Whether the server answered a statement on this connection within
     /// `within` (a pool skips its liveness round trip for such a one).
     pub fn answered_within(&self, within: std::time::Duration) -> bool {

@@ -3,7 +3,9 @@
 //! through one is refused by the other at once, concurrent creates of one name
 //! through both give one winner and no 500, webhooks are delivered once per
 //! attempt (by the process holding the background lease, `db::lease`), and
-//! the lockout counts failures made through either. Over real HTTP, on
+//! the lockout counts failures made through either, and the change log's
+//! entries written through one reflect what was changed through the other
+//! (who may read them, the catalog records they show). Over real HTTP, on
 //! 127.0.0.1; every wait polls for the state it asserts, with a deadline.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -480,3 +482,114 @@ fn two_processes_started_at_once_on_an_empty_database_both_serve() {
 
 /// Longer than `db::lease::RETRY` (2 s): a second holder would have shown.
 const LEASE_RETRY_AND_A_BIT: Duration = Duration::from_millis(2500);
+
+/// The changes of `workspace` that `key` reads through `server`, after `since`:
+/// (type, the record's body).
+fn workspace_feed(server: &Server, key: &str, workspace: &str, since: u64) -> Vec<(String, Value)> {
+    let reply = server.get(
+        &format!("/v2/workspaces/{workspace}/changes?since={since}&limit=1000"),
+        key,
+    );
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    reply.json()["changes"]
+        .as_array()
+        .expect("changes")
+        .iter()
+        .map(|c| {
+            (
+                c["type"].as_str().unwrap().to_string(),
+                c["record"]["body"].clone(),
+            )
+        })
+        .collect()
+}
+
+/// The change log's capture keeps, between writes, each workspace's members
+/// (who may read its changes) and the catalog records documents show
+/// expanded. A change made through the other process must not leave them
+/// stale: an invitation accepted through B lets the new member read the
+/// changes written through A from then on, and a catalog record renamed
+/// through B shows its new name in the entries A writes next.
+#[test]
+fn the_capture_s_kept_members_and_catalog_records_follow_changes_made_through_the_other_process() {
+    let p = pair(&[]);
+    let alice = p.a.add_user("alice", &[]);
+    let bob = p.a.add_user("bob", &[]);
+    let org = |key: &str, name: &str| {
+        id(&p
+            .a
+            .post("/v2/organizations", key, &json!({"body": {"name": name}})))
+    };
+    let (client, vendor) = (org(&alice, "Alice Shipping"), org(&bob, "Bob Inspections"));
+    // Naming bob's organization invites bob's tenant; alice prepares a
+    // catalog record meanwhile, through A (which keeps the workspace's
+    // members: alice's tenant alone).
+    let ws = id(&p.a.post(
+        "/workspaces",
+        &alice,
+        &json!({"parties": {"client": {"id": client}, "vendor": {"id": vendor}}}),
+    ));
+    let test = id(&p.a.post(
+        &format!("/workspaces/{ws}/catalogs/tests"),
+        &alice,
+        &json!({"name": "Density", "xref": "DEN"}),
+    ));
+    let accepted = p.b.request(
+        "POST",
+        &format!("/workspaces/{ws}/accept"),
+        Some(&bob),
+        &[],
+        None,
+    );
+    assert_eq!(accepted.status, 200, "{}", accepted.text());
+    let since = 0;
+    let job = id(&p
+        .a
+        .post(&format!("/workspaces/{ws}/jobs"), &alice, &json!({})));
+    let result = |server: &Server| {
+        let reply = server.post(
+            &format!("/workspaces/{ws}/jobs/{job}/quality"),
+            &alice,
+            &json!({
+                "status": "preliminary", "setNumber": 1, "testNumber": 1,
+                "sample": {"location": "T1"}, "test": test,
+                "method": {"xref": "D4052", "name": "ASTM D4052"},
+                "uom": {"xref": "KGM3", "name": "kg/m3"},
+                "result": "845.1", "resultOperator": "eq"
+            }),
+        );
+        assert_eq!(reply.status, 201, "{}", reply.text());
+    };
+    // Through A: the capture reads the test record to show it expanded.
+    result(&p.a);
+    for server in [&p.a, &p.b] {
+        let seen: Vec<String> = workspace_feed(server, &bob, &ws, since)
+            .into_iter()
+            .map(|(kind, _)| kind)
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                "workspace.updated",
+                "job.created",
+                // The method and unit, made as the result names them.
+                "catalogItem.created",
+                "catalogItem.created",
+                "qualityResult.created"
+            ],
+            "the new member reads what was written through A after it accepted"
+        );
+    }
+    let renamed = p.b.send_json(
+        "PATCH",
+        &format!("/workspaces/{ws}/catalogs/tests/{test}"),
+        &alice,
+        &json!({"name": "Density at 15 °C"}),
+    );
+    assert_eq!(renamed.status, 200, "{}", renamed.text());
+    result(&p.a);
+    let feed = workspace_feed(&p.a, &alice, &ws, since);
+    let (kind, last) = feed.last().expect("changes");
+    assert_eq!(kind, "qualityResult.created");
+    assert_eq!(last["test"]["name"], "Density at 15 °C", "{last}");
+}
