@@ -376,6 +376,7 @@ impl Ctx {
     pub async fn follow(&self) -> Follow {
         Follow {
             head: self.app.db.changes_head(),
+            elsewhere: self.app.db.changes_elsewhere(),
             closing: self.app.closing.subscribe(),
             db: self.app.db.clone(),
             stamp: self.app.db.stamp().await,
@@ -416,6 +417,8 @@ pub enum Wake {
 /// The change log's head and the server's shutdown, for a reader that waits.
 pub struct Follow {
     head: tokio::sync::watch::Receiver<u64>,
+    /// Other processes' commits (PostgreSQL), heard: a reason to look.
+    elsewhere: Option<tokio::sync::watch::Receiver<u64>>,
     closing: tokio::sync::watch::Receiver<bool>,
     db: Db,
     stamp: Option<Stamp>,
@@ -423,7 +426,9 @@ pub struct Follow {
 
 impl Follow {
     /// How often a waiting reader looks for commits of other processes (the
-    /// CLI's import), which do not pass through this server's writer.
+    /// CLI's import), which do not pass through this server's writer. On
+    /// PostgreSQL they are also heard at once (`db::pg::listen`); this is
+    /// the fallback when a notification is lost.
     const OTHER_PROCESSES: Duration = Duration::from_millis(500);
 
     /// Waits until the log's head passes `seen`, `deadline` passes or the
@@ -449,6 +454,7 @@ impl Follow {
             tokio::select! {
                 _ = self.head.changed() => {}
                 _ = self.closing.changed() => {}
+                () = crate::db::heard_elsewhere(self.elsewhere.as_mut()) => {}
                 () = tokio::time::sleep(nap) => {
                     // No commit position could be read (PostgreSQL not
                     // answering): another process may have committed; the

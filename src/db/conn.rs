@@ -249,6 +249,22 @@ impl Conn {
         }
     }
 
+    /// Commits the writing transaction. One that `appended` change entries is
+    /// announced on PostgreSQL, in the same round trip, so that other
+    /// processes' waiting readers wake (`pg::listen`); SQLite's readers are
+    /// this process's (the CLI's imports are seen by polling).
+    pub(crate) fn commit(&self, appended: bool) -> Result<()> {
+        match self {
+            Conn::Pg(_) if appended => {
+                self.execute_batch(&format!("{}; COMMIT", pg::listen::announce()))
+            }
+            _ => {
+                self.prepare_cached("COMMIT")?.execute([])?;
+                Ok(())
+            }
+        }
+    }
+
     /// Begins a write transaction that takes the write lock at once
     /// (`BEGIN IMMEDIATE`: waiting on the busy timeout, never failing later
     /// on a snapshot another process moved). Rolled back when dropped
@@ -333,10 +349,10 @@ impl<'c> WriteTransaction<'c> {
         self.conn
     }
 
-    /// Commits it.
+    /// Commits it (announced as a commit that may have appended changes).
     pub fn commit(mut self) -> Result<()> {
         self.open = false;
-        self.conn.execute_batch("COMMIT")
+        self.conn.commit(true)
     }
 }
 

@@ -261,6 +261,9 @@ pub struct Db {
     checkpointer: Option<Arc<checkpoint::Checkpointer>>,
     /// Where the store's commit position is read (the caches' basis).
     commits: Commits,
+    /// PostgreSQL: other processes' commits that appended changes, heard
+    /// (`pg::listen`); none on a file.
+    elsewhere: Option<Arc<pg::listen::Listener>>,
 }
 
 /// How a store tells whether anything was committed since a moment.
@@ -343,6 +346,7 @@ impl Db {
                 },
             )?)),
             commits: Commits::Wal(Arc::new(CommitWatch::new(path))),
+            elsewhere: None,
         })
     }
 
@@ -388,6 +392,14 @@ impl Db {
             read_slots: Arc::new(tokio::sync::Semaphore::new(readers.max(1) as usize)),
             writer,
             checkpointer: None,
+            elsewhere: Some(Arc::new(
+                pg::listen::Listener::start((**options).clone()).map_err(|source| {
+                    StoreError::Thread {
+                        what: "the listener for other processes' commits",
+                        source,
+                    }
+                })?,
+            )),
             commits: Commits::Counter(Arc::new(
                 pg::position::Position::start((**options).clone()).map_err(|source| {
                     StoreError::Thread {
@@ -549,6 +561,13 @@ impl Db {
         self.writer.head()
     }
 
+    /// On PostgreSQL, changes when another process is heard to have
+    /// committed changes ([`pg::listen`]: a hint to look, not a head);
+    /// `None` on a file.
+    pub fn changes_elsewhere(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
+        self.elsewhere.as_ref().map(|listener| listener.heard())
+    }
+
     /// Stops the writer after it has finished what is queued, then folds the
     /// WAL back into the main file so the one `.db` file is the whole store.
     pub fn close(&self) -> Result<(), StoreError> {
@@ -570,4 +589,16 @@ impl Db {
             })?;
         Ok(())
     }
+}
+
+/// Waits until another process's commit is heard on `elsewhere` (from
+/// [`Db::changes_elsewhere`]); never on a file (`None`), nor once the
+/// listener is gone.
+pub async fn heard_elsewhere(elsewhere: Option<&mut tokio::sync::watch::Receiver<u64>>) {
+    if let Some(heard) = elsewhere {
+        if heard.changed().await.is_ok() {
+            return;
+        }
+    }
+    std::future::pending().await
 }

@@ -415,17 +415,13 @@ fn commit_batch(
         }
         return (None, Vec::new());
     }
-    let committed = conn
-        .prepare_cached("COMMIT")
-        .and_then(|mut s| s.execute([]))
-        .map(|_| ())
-        .map_err(|err| {
-            let err = ApiError::from(err);
-            log::error!("writer commit failed: {err}");
-            let _ = conn.execute_batch("ROLLBACK");
-            capture.discard();
-            err
-        });
+    let committed = conn.commit(last_change.is_some()).map_err(|err| {
+        let err = ApiError::from(err);
+        log::error!("writer commit failed: {err}");
+        let _ = conn.execute_batch("ROLLBACK");
+        capture.discard();
+        err
+    });
     if committed.is_ok() {
         *counted = counted.map(|n| n + 1);
     }

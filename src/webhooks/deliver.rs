@@ -82,6 +82,8 @@ pub async fn run(db: Db, config: Arc<Config>, mut closing: tokio::sync::watch::R
     };
     let mut head = db.changes_head();
     let mut head_open = true;
+    // On PostgreSQL, other processes' commits heard (`db::pg::listen`).
+    let mut elsewhere = db.changes_elsewhere();
     let mut turns: JoinSet<u64> = JoinSet::new();
     // Which webhook each running turn serves.
     let mut running: HashMap<tokio::task::Id, String> = HashMap::new();
@@ -102,6 +104,7 @@ pub async fn run(db: Db, config: Arc<Config>, mut closing: tokio::sync::watch::R
         tokio::select! {
             () = &mut shutdown => break,
             changed = head.changed(), if head_open && any_active => head_open = changed.is_ok(),
+            () = crate::db::heard_elsewhere(elsewhere.as_mut()), if any_active => {},
             () = WAKE.notified() => scanned.clear(),
             () = tokio::time::sleep_until(wake_at) => {},
             Some(done) = turns.join_next_with_id() => match done {

@@ -6,7 +6,8 @@
 //! schema (`pg/schema.sql`, the translation of `schema.sql`) with its version.
 //!
 //! `db::Conn`'s PostgreSQL arm holds a [`Client`]; [`position`] reads the
-//! commit counter the caches compare. Tests run this layer against a real
+//! commit counter the caches compare; [`listen`] hears of other processes'
+//! commits that appended changes, so that their waiting readers wake. Tests run this layer against a real
 //! PostgreSQL server (`tests/it/pg/`).
 //!
 //! The driver is `postgres`, the blocking client over `tokio-postgres`: each
@@ -16,6 +17,7 @@
 
 pub mod config;
 mod error;
+pub mod listen;
 pub mod placeholders;
 pub mod position;
 pub mod schema;
@@ -166,6 +168,24 @@ impl Client {
             postgres::SimpleQueryMessage::Row(row) => row.get(0).map(String::from),
             _ => None,
         }))
+    }
+
+    /// The payloads of the notifications (`LISTEN`) that arrive within
+    /// `wait`, or are already there: empty when none came.
+    pub fn notifications(&self, wait: std::time::Duration) -> Result<Vec<String>> {
+        use postgres::fallible_iterator::FallibleIterator;
+        let mut inner = self.inner.borrow_mut();
+        let mut notifications = inner.client.notifications();
+        let mut payloads = Vec::new();
+        let first = notifications.timeout_iter(wait).next()?;
+        if let Some(first) = first {
+            payloads.push(first.payload().to_string());
+            let mut more = notifications.iter();
+            while let Some(next) = more.next()? {
+                payloads.push(next.payload().to_string());
+            }
+        }
+        Ok(payloads)
     }
 
     /// Whether the server answered a statement on this connection within
