@@ -276,6 +276,16 @@ impl Ctx {
         self.app.db.write_as(actor, move |conn| f(conn, None))
     }
 
+    /// Runs `f` outside the writer (see [`crate::db::Db::write_aside`]): a write that
+    /// must not count as a commit.
+    pub fn write_aside<T, F>(&self, f: F) -> impl Future<Output = ApiResult<T>> + Send + 'static
+    where
+        F: FnOnce(&Conn) -> ApiResult<T> + Send + 'static,
+        T: Send + 'static,
+    {
+        self.app.db.write_aside(f)
+    }
+
     /// The workspace of the path (`{workspace_id}`) as `load` finds it for
     /// the caller (`scope::load`: as the caller may see it), with the caller:
     /// a workspace the caller may not see is a 404.

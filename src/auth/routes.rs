@@ -111,10 +111,11 @@ pub async fn login(mut ctx: Ctx) -> ApiResult<Response> {
     let Some(account) = verified else {
         if let Some((name, address)) = shared {
             // Recorded before the 401, so the next attempt counts it,
-            // whichever process it reaches.
+            // whichever process it reaches; aside from the writer, so that
+            // it does not count as a commit (which would empty every cache).
             let now = clock::now_ms();
             let recorded = ctx
-                .write(move |conn| Ok(lockout::shared::failed(conn, &name, &address, now)?))
+                .write_aside(move |conn| Ok(lockout::shared::failed(conn, &name, &address, now)?))
                 .await;
             if let Err(err) = recorded {
                 log::warn!("could not record a failed login: {err}");

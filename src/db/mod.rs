@@ -264,6 +264,15 @@ pub struct Db {
     /// PostgreSQL: other processes' commits that appended changes, heard
     /// (`pg::listen`); none on a file.
     elsewhere: Option<Arc<pg::listen::Listener>>,
+    /// PostgreSQL: the connection of [`Db::write_aside`]; none on a file.
+    aside: Option<Arc<Aside>>,
+}
+
+/// A connection outside the writer, made when first needed and again when
+/// lost (see [`Db::write_aside`]).
+struct Aside {
+    location: Location,
+    conn: std::sync::Mutex<Option<Conn>>,
 }
 
 /// How a store tells whether anything was committed since a moment.
@@ -347,6 +356,7 @@ impl Db {
             )?)),
             commits: Commits::Wal(Arc::new(CommitWatch::new(path))),
             elsewhere: None,
+            aside: None,
         })
     }
 
@@ -392,6 +402,10 @@ impl Db {
             read_slots: Arc::new(tokio::sync::Semaphore::new(readers.max(1) as usize)),
             writer,
             checkpointer: None,
+            aside: Some(Arc::new(Aside {
+                location: location.clone(),
+                conn: std::sync::Mutex::new(None),
+            })),
             elsewhere: Some(Arc::new(
                 pg::listen::Listener::start((**options).clone()).map_err(|source| {
                     StoreError::Thread {
@@ -544,6 +558,45 @@ impl Db {
         T: Send + 'static,
     {
         self.writer.submit(actor, f)
+    }
+
+    /// Runs `f` outside the writer, on a connection of its own where each
+    /// statement commits by itself: for the one write that must not count
+    /// as a commit, PostgreSQL's record of a failed login (`login_failures`:
+    /// no counting trigger, nothing caches it, the change log does not cover
+    /// it). Through the writer it would move the commit counter, and every
+    /// wrong password would empty every process's caches and wake every
+    /// waiting feed reader. On a data file it is a write through the writer
+    /// like any other (failed logins are counted in memory there).
+    pub fn write_aside<T, F>(
+        &self,
+        f: F,
+    ) -> std::pin::Pin<Box<dyn Future<Output = ApiResult<T>> + Send + 'static>>
+    where
+        F: FnOnce(&Conn) -> ApiResult<T> + Send + 'static,
+        T: Send + 'static,
+    {
+        let Some(aside) = self.aside.clone() else {
+            return Box::pin(self.write(f));
+        };
+        Box::pin(async move {
+            tokio::task::spawn_blocking(move || {
+                let mut held = aside.conn.lock().unwrap_or_else(|p| p.into_inner());
+                if held.as_ref().is_none_or(Conn::is_lost) {
+                    *held = None;
+                    match Conn::open_at(&aside.location) {
+                        Ok(conn) => *held = Some(conn),
+                        Err(err) => {
+                            log::warn!("cannot write aside: {}", crate::error::chain(&err));
+                            return Err(crate::error::database_unreachable());
+                        }
+                    }
+                }
+                f(held.as_ref().expect("connected above"))
+            })
+            .await
+            .map_err(|e| ApiError::internal(format!("write task failed: {e}")))?
+        })
     }
 
     /// [`Db::write_as`] for the server itself (uploads' chunks, cleanup).

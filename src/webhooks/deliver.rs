@@ -85,10 +85,13 @@ pub async fn run(db: Db, config: Arc<Config>, mut closing: tokio::sync::watch::R
     // On PostgreSQL, other processes' commits heard (`db::pg::listen`).
     let mut elsewhere = db.changes_elsewhere();
     let mut turns: JoinSet<u64> = JoinSet::new();
-    // Which webhook each running turn serves.
-    let mut running: HashMap<tokio::task::Id, String> = HashMap::new();
-    // Per webhook: up to where the log holds nothing for it past its cursor.
-    let mut scanned: HashMap<String, u64> = HashMap::new();
+    // Which webhook each running turn serves, and the settings it read.
+    let mut running: HashMap<tokio::task::Id, (String, i64)> = HashMap::new();
+    // Per webhook: up to where the log holds nothing for it past its cursor,
+    // as judged by its settings of then (their `updated_at`): a change of
+    // them made through any process (another one's PATCH nudges nothing
+    // here) makes the worker read again from the cursor.
+    let mut scanned: HashMap<String, Scanned> = HashMap::new();
     tokio::pin!(shutdown);
     loop {
         let head_seq = *head.borrow_and_update();
@@ -109,12 +112,12 @@ pub async fn run(db: Db, config: Arc<Config>, mut closing: tokio::sync::watch::R
             () = tokio::time::sleep_until(wake_at) => {},
             Some(done) = turns.join_next_with_id() => match done {
                 Ok((task, reached)) => {
-                    if let Some(id) = running.remove(&task) {
-                        scanned.insert(id, reached);
+                    if let Some((id, settings)) = running.remove(&task) {
+                        scanned.insert(id, Scanned { settings, reached });
                     }
                 }
                 Err(err) => {
-                    let id = running.remove(&err.id());
+                    let id = running.remove(&err.id()).map(|(id, _)| id);
                     log::error!("webhooks: the turn of webhook {id:?} failed: {err}");
                 }
             },
@@ -124,6 +127,13 @@ pub async fn run(db: Db, config: Arc<Config>, mut closing: tokio::sync::watch::R
     log::info!("webhooks: delivery worker stopped");
 }
 
+/// How far a turn found nothing for a webhook past its cursor.
+struct Scanned {
+    /// The webhook's `updated_at` when the turn began.
+    settings: i64,
+    reached: u64,
+}
+
 /// Starts a turn for each webhook with work due; answers when to look again,
 /// and whether any webhook is active.
 async fn look(
@@ -131,8 +141,8 @@ async fn look(
     config: &Arc<Config>,
     head: u64,
     turns: &mut JoinSet<u64>,
-    running: &mut HashMap<tokio::task::Id, String>,
-    scanned: &HashMap<String, u64>,
+    running: &mut HashMap<tokio::task::Id, (String, i64)>,
+    scanned: &HashMap<String, Scanned>,
 ) -> ApiResult<(Instant, bool)> {
     // On PostgreSQL other processes append changes too: the head is read
     // from the store, with the candidates (on a data file this process's
@@ -150,17 +160,19 @@ async fn look(
     let any_active = candidates.iter().any(|w| w.active);
     let mut next_due: Option<i64> = None;
     for webhook in candidates {
-        if running.values().any(|id| *id == webhook.id) {
+        if running.values().any(|(id, _)| *id == webhook.id) {
             continue;
         }
-        let from = webhook
-            .cursor
-            .max(scanned.get(&webhook.id).copied().unwrap_or(0));
+        let reached = scanned
+            .get(&webhook.id)
+            .filter(|s| s.settings == webhook.updated_at)
+            .map_or(0, |s| s.reached);
+        let from = webhook.cursor.max(reached);
         let waiting = webhook.active && from < head;
         let due = webhook.next_attempt_at.is_none_or(|at| at <= now);
         if webhook.queued || (waiting && due) {
             let task = turns.spawn(turn(db.clone(), config.clone(), webhook.id.clone(), from));
-            running.insert(task.id(), webhook.id);
+            running.insert(task.id(), (webhook.id, webhook.updated_at));
         } else if waiting {
             next_due = next_due
                 .min(webhook.next_attempt_at)

@@ -448,6 +448,29 @@ fn five_failures_split_between_the_processes_lock_the_pair_on_both() {
     p.b.login("admin", ADMIN_PASSWORD);
 }
 
+/// A failed login is counted where every process sees it, but it is not a
+/// commit of anything cached: the commit counter stays where it was, so no
+/// process's caches are emptied by wrong passwords (as on a data file, where
+/// failures are counted in memory).
+#[test]
+fn failed_logins_through_either_process_leave_the_commit_counter_alone() {
+    let p = pair(&[]);
+    let key = p.a.admin_key();
+    let commits = || p.count("SELECT commits FROM change_log WHERE id = 1", &[]);
+    let failures = || p.count("SELECT count(*) FROM login_failures", &[]);
+    let before = commits();
+    for i in 0..4 {
+        let server = if i % 2 == 0 { &p.a } else { &p.b };
+        server
+            .login_reply("admin", "wrong-password")
+            .assert_error(401, "unauthorized");
+    }
+    assert_eq!(failures(), 4, "each failure recorded before its 401");
+    assert_eq!(commits(), before, "and none counted as a commit");
+    let reply = p.b.get(PORTS, &key);
+    assert_eq!(reply.status, 200, "{}", reply.text());
+}
+
 #[test]
 fn two_processes_started_at_once_on_an_empty_database_both_serve() {
     let dir = tempfile::tempdir().expect("temp dir");
@@ -641,4 +664,47 @@ fn a_long_poll_on_one_process_answers_within_50_ms_of_a_commit_through_the_other
         median <= Duration::from_millis(50),
         "the long-poll on B answered {median:?} after the commit through A (all: {delays:?})"
     );
+}
+
+/// A webhook's settings changed through the process that does not deliver
+/// apply just as when changed through the one that does: from the webhook's
+/// cursor, so a change the old filter passed over since the last delivery is
+/// delivered when the new one takes it.
+#[test]
+fn a_webhook_filter_widened_through_the_other_process_applies_from_its_cursor() {
+    let p = pair(FLAGS);
+    let admin = p.a.admin_key();
+    let receiver = Receiver::start(|_| Answer::Status(200));
+    let (hook, _) = create(
+        &p.a,
+        &admin,
+        json!({"url": receiver.url(), "event_types": ["organization.created"]}),
+    );
+    let org = id(&p
+        .a
+        .post("/v2/organizations", &admin, &json!({"name": "Filtered"})));
+    wait_for("the create delivered", 30, || {
+        (receiver.received().len() == 1).then_some(())
+    });
+    // Not taken by the filter: A's worker, woken by the commit, reads past it.
+    let renamed = p.a.patch(
+        &format!("/v2/organizations/{org}"),
+        &admin,
+        &json!({"body": {"name": "Filtered, renamed"}}),
+    );
+    assert_eq!(renamed.status, 200, "{}", renamed.text());
+    std::thread::sleep(Duration::from_millis(300));
+    // B holds no lease: its PATCH nudges no worker of its own that delivers.
+    let widened = p.b.patch(
+        &format!("/v2/webhooks/{hook}"),
+        &admin,
+        &json!({"body": {"event_types": ["organization.*"]}}),
+    );
+    assert_eq!(widened.status, 200, "{}", widened.text());
+    let got = wait_for("the rename delivered", 30, || {
+        let got = receiver.received();
+        (got.len() == 2).then_some(got)
+    });
+    assert_eq!(got[1].json()["type"], "organization.updated");
+    assert_eq!(got[1].json()["record"]["body"]["name"], "Filtered, renamed");
 }
