@@ -316,19 +316,17 @@ impl Lockout {
         let steps = (SLOWDOWN_MAX.as_millis() / SLOWDOWN_STEP.as_millis()) as usize;
         let names = state.names.entry(username.to_string()).or_default();
         push_bounded(names, now, MAX_FAILURES + steps);
-        let beyond = recent(names, now).saturating_sub(MAX_FAILURES);
-        if beyond == 0 {
+        if recent(names, now) <= MAX_FAILURES {
             return Duration::ZERO;
         }
         // Slowed down: an unlock sent meanwhile ends that too.
         self.read_unlock_requests(&mut state);
-        let beyond = state
-            .names
-            .get_mut(username)
-            .map_or(0, |times| recent(times, now).saturating_sub(MAX_FAILURES));
-        SLOWDOWN_STEP
-            .saturating_mul(beyond as u32)
-            .min(SLOWDOWN_MAX)
+        slowdown_after(
+            state
+                .names
+                .get_mut(username)
+                .map_or(0, |times| recent(times, now)),
+        )
     }
 
     /// Forgets every failed login of `username`, from every address.
@@ -503,6 +501,17 @@ pub mod shared {
         Ok(())
     }
 
+    /// The failures of `username` within the window at `now_ms`, from every
+    /// address, recorded by every process: what its slowdown counts
+    /// ([`super::slowdown_after`]), so that it spans the processes and ends
+    /// with `quayside user unlock`.
+    pub fn username_failures(conn: &Conn, username: &str, now_ms: i64) -> Result<usize> {
+        let count: i64 = conn
+            .prepare_cached("SELECT count(*) FROM login_failures WHERE username = ?1 AND at > ?2")?
+            .query_row(params![username, now_ms - window_ms()], |row| row.get(0))?;
+        Ok(count.max(0) as usize)
+    }
+
     /// A login of the pair succeeded: its failures are forgotten.
     pub fn succeeded(conn: &Conn, username: &str, source: &str) -> Result<()> {
         conn.prepare_cached("DELETE FROM login_failures WHERE username = ?1 AND source = ?2")?
@@ -515,6 +524,17 @@ pub mod shared {
         conn.prepare_cached("DELETE FROM login_failures WHERE username = ?1")?
             .execute(params![username])
     }
+}
+
+/// The wait before a failed login on a username is answered, given the
+/// username's failures within [`WINDOW`] from all addresses, this one
+/// included: [`SLOWDOWN_STEP`] per failure past [`MAX_FAILURES`], at most
+/// [`SLOWDOWN_MAX`].
+pub fn slowdown_after(failures: usize) -> Duration {
+    let beyond = failures.saturating_sub(MAX_FAILURES);
+    SLOWDOWN_STEP
+        .saturating_mul(u32::try_from(beyond).unwrap_or(u32::MAX))
+        .min(SLOWDOWN_MAX)
 }
 
 /// Seconds to announce in `Retry-After`: rounded up, at least one.

@@ -75,14 +75,22 @@ pub async fn login(mut ctx: Ctx) -> ApiResult<Response> {
         .lockout
         .counts_in_store()
         .then(|| (username.clone(), lockout::shared::source_key(source)));
+    // And so is the username's slowdown: its failures from every address.
+    let mut username_failures = None;
     if let Some((name, address)) = shared.clone() {
         let now = clock::now_ms();
-        let refusal = ctx
-            .read(move |conn| Ok(lockout::shared::refusal(conn, &name, &address, now)?))
+        let (refusal, failures) = ctx
+            .read(move |conn| {
+                Ok((
+                    lockout::shared::refusal(conn, &name, &address, now)?,
+                    lockout::shared::username_failures(conn, &name, now)?,
+                ))
+            })
             .await?;
         if let Some(refusal) = refusal {
             return Err(refusal);
         }
+        username_failures = Some(failures);
     }
     // PBKDF2 is deliberately slow: a bounded number of checks at once, on the
     // blocking pool, never on the async executor. The turn comes first, so a
@@ -123,7 +131,9 @@ pub async fn login(mut ctx: Ctx) -> ApiResult<Response> {
         }
         // The username's slowdown: a failed attempt on a username under
         // attack is answered later; a right password never waits.
-        tokio::time::sleep(attempt.failed()).await;
+        let slowdown = attempt.failed();
+        let slowdown = username_failures.map_or(slowdown, |n| lockout::slowdown_after(n + 1));
+        tokio::time::sleep(slowdown).await;
         return Err(ApiError::Unauthorized(
             "Unknown user or wrong password".into(),
         ));

@@ -471,6 +471,40 @@ fn failed_logins_through_either_process_leave_the_commit_counter_alone() {
     assert_eq!(reply.status, 200, "{}", reply.text());
 }
 
+/// The per-username slowdown counts the failures made through both processes
+/// (from several addresses, so that no pair locks), and `quayside user unlock`
+/// ends it, as on one process.
+#[test]
+fn the_username_slowdown_counts_failures_through_both_processes_and_ends_with_unlock() {
+    let p = pair(&[]);
+    let fail = |server: &Server, local: &str| {
+        let started = Instant::now();
+        server
+            .login_from(local, "admin", "wrong-password")
+            .assert_error(401, "unauthorized");
+        started.elapsed()
+    };
+    // Eight failures, two from each of four addresses, half through each.
+    for i in 0..8 {
+        let server = if i % 2 == 0 { &p.a } else { &p.b };
+        fail(server, &format!("127.0.0.{}", 2 + i / 2));
+    }
+    // The ninth is four past the fifth: answered 4 x 250 ms later, though
+    // A itself saw only four of them.
+    let ninth = fail(&p.a, "127.0.0.10");
+    assert!(ninth >= Duration::from_millis(1000), "{ninth:?}");
+    let out = p.a.cli(&["user", "unlock", "admin"], None);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Unlocked: the next failure is the first again (the tenth would have
+    // waited 1,250 ms).
+    let after = fail(&p.b, "127.0.0.11");
+    assert!(after < Duration::from_millis(1000), "{after:?}");
+}
+
 #[test]
 fn two_processes_started_at_once_on_an_empty_database_both_serve() {
     let dir = tempfile::tempdir().expect("temp dir");
