@@ -169,9 +169,19 @@ pub struct Entry {
 pub struct Page {
     pub entries: Vec<Entry>,
     pub next: u64,
+    /// The log's head when it was read: a `next` below it means more is
+    /// there to read now (the page was full, or the read looked at as many
+    /// entries as it may), not only after the next commit.
+    pub head: u64,
 }
 
 impl Page {
+    /// Whether the read reached the head: nothing past `next` until the
+    /// next commit.
+    pub fn caught_up(&self) -> bool {
+        self.next >= self.head
+    }
+
     /// `{"changes": [...], "next": N}`, written straight from the entries.
     pub fn to_json(&self) -> String {
         let size: usize = self.entries.iter().map(|e| e.json.len() + 1).sum();
@@ -348,6 +358,7 @@ pub fn read(conn: &Conn, viewer: &Viewer, query: &Query) -> ApiResult<Page> {
     Ok(Page {
         entries,
         next: next.max(since),
+        head,
     })
 }
 

@@ -239,7 +239,7 @@ async fn feed(ctx: Ctx, which: Which) -> ApiResult<Response> {
         return Ok(stream(ctx, follow, which, first, params.types));
     }
     if first.entries.is_empty() && !params.wait.is_zero() {
-        return long_poll(&ctx, follow, which, first.next, &params).await;
+        return long_poll(&ctx, follow, which, &first, &params).await;
     }
     Ok(page_response(&first))
 }
@@ -248,20 +248,27 @@ fn page_response(page: &Page) -> Response {
     Response::json_bytes(200, Bytes::from(page.to_json())).header("cache-control", "no-store")
 }
 
-/// Waits for the first change past `since`, at most `params.wait`.
+/// Waits for the first change past the `first` page (which had none), at
+/// most `params.wait`; reads on at once while the log holds more than was
+/// looked at.
 async fn long_poll(
     ctx: &Ctx,
     mut follow: Follow,
     which: Which,
-    since: u64,
+    first: &Page,
     params: &Params,
 ) -> ApiResult<Response> {
     let deadline = Instant::now() + params.wait;
-    let mut seen = since;
+    let mut seen = first.next;
+    let mut caught_up = first.caught_up();
     loop {
-        match follow.wait(seen, deadline).await {
-            Wake::Moved => {}
-            Wake::Timeout | Wake::Closing => break,
+        if caught_up {
+            match follow.wait(seen, deadline).await {
+                Wake::Moved => {}
+                Wake::Timeout | Wake::Closing => break,
+            }
+        } else if Instant::now() >= deadline || follow.closing() {
+            break;
         }
         let page = read(
             ctx,
@@ -275,10 +282,12 @@ async fn long_poll(
             return Ok(page_response(&page));
         }
         seen = page.next;
+        caught_up = page.caught_up();
     }
     Ok(page_response(&Page {
         entries: Vec::new(),
         next: seen,
+        head: seen,
     }))
 }
 
@@ -326,7 +335,7 @@ fn stream(
                 quiet_since = Instant::now();
             }
             seen = page.next;
-            if page.entries.len() < STREAM_PAGE {
+            if page.caught_up() {
                 // Caught up: wait for the next commit, a heartbeat or shutdown.
                 match follow.wait(seen, quiet_since + heartbeat).await {
                     Wake::Moved => {}
@@ -343,6 +352,7 @@ fn stream(
                         page = Page {
                             entries: Vec::new(),
                             next: seen,
+                            head: seen,
                         };
                         continue;
                     }

@@ -24,14 +24,12 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::db::Conn;
 use bytes::Bytes;
 use tokio::sync::Notify;
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 
 use super::{Delivery, Webhook, outcome, sign, store};
-use crate::auth::accounts;
 use crate::changes::{self, Feed, Page, Query, Viewer};
 use crate::clock;
 use crate::db::Db;
@@ -144,16 +142,12 @@ async fn look(
     running: &mut HashMap<tokio::task::Id, (String, i64)>,
     scanned: &HashMap<String, Scanned>,
 ) -> ApiResult<(Instant, bool)> {
-    // On PostgreSQL other processes append changes too: the head is read
-    // from the store, with the candidates (on a data file this process's
-    // writer is the only one, and its head is exact).
+    // The head is read from the store, with the candidates: other writers
+    // append changes too (other server processes on PostgreSQL, the CLI's
+    // import on either engine), which this process's writer does not see.
     let shared = db.shared();
     let (candidates, stored_head) = db
-        .read(move |conn, _| {
-            let candidates = store::candidates(conn)?;
-            let head = if shared { changes::head(conn)? } else { 0 };
-            Ok((candidates, head))
-        })
+        .read(move |conn, _| Ok((store::candidates(conn)?, changes::head(conn)?)))
         .await?;
     let head = head.max(stored_head);
     let now = clock::now_ms();
@@ -190,16 +184,9 @@ async fn look(
 /// What a turn reads first, in one transaction.
 struct Plan {
     hook: Webhook,
-    /// Whether the webhook's owner reads as an admin (see [`owner_is_admin`]).
+    /// Whether the webhook's owner reads as an admin (see [`store::reads_as_admin`]).
     is_admin: bool,
     queued: Vec<Delivery>,
-}
-
-/// An admin's webhook reads as an admin while the account that made it is
-/// still an admin of the webhook's tenant.
-fn owner_is_admin(conn: &Conn, hook: &Webhook) -> crate::db::Result<bool> {
-    Ok(accounts::find(conn, &hook.created_by)?
-        .is_some_and(|a| a.is_admin && a.tenant == hook.tenant))
 }
 
 fn feed(hook: &Webhook) -> Feed {
@@ -217,7 +204,7 @@ async fn turn(db: Db, config: Arc<Config>, id: String, from: u64) -> u64 {
             let Some(hook) = store::get(conn, &id)? else {
                 return Ok(None);
             };
-            let is_admin = owner_is_admin(conn, &hook)?;
+            let is_admin = store::reads_as_admin(conn, &hook)?;
             let queued = store::queued(conn, &hook.id, REDELIVERIES_PER_TURN)?;
             Ok(Some(Plan {
                 hook,

@@ -104,9 +104,15 @@ pub fn routes() -> Vec<Endpoint> {
     routes
 }
 
-/// The webhook of the path, if the caller's tenant owns it.
+/// The webhook of the path, if the caller's tenant owns it and the caller
+/// may manage it: one that reads as an admin only an admin may (the others
+/// of the tenant would otherwise read every tenant's changes through it).
 fn owned(conn: &Conn, user: &Principal, id: &str) -> ApiResult<Webhook> {
-    store::get_owned(conn, &user.tenant, id)?.ok_or_else(|| not_found(id))
+    let hook = store::get_owned(conn, &user.tenant, id)?.ok_or_else(|| not_found(id))?;
+    if !user.is_admin && store::reads_as_admin(conn, &hook)? {
+        return Err(not_found(id));
+    }
+    Ok(hook)
 }
 
 /// The URL resolves, and only to addresses a webhook may reach.
@@ -133,11 +139,14 @@ fn check_workspace(conn: &Conn, user: &Principal, id: &str, prefix: &str) -> Api
 
 /// `GET /v2/webhooks`: the caller's tenant's webhooks.
 pub async fn list(ctx: Ctx) -> ApiResult<Response> {
-    let tenant = ctx.user()?.tenant.clone();
+    let (tenant, is_admin) = {
+        let user = ctx.user()?;
+        (user.tenant.clone(), user.is_admin)
+    };
     let query = listing::parse(ctx.req.query_pairs(), V2, &FIELDS, &[])?;
     let carry = query.carry.clone();
     let page = ctx
-        .read(move |conn| Ok(store::list(conn, &tenant, &query)?))
+        .read(move |conn| Ok(store::list(conn, &tenant, is_admin, &query)?))
         .await?;
     Ok(page.map(|h| h.v2()).respond(ctx.req.path(), &carry))
 }

@@ -48,6 +48,18 @@ pub fn get(conn: &Conn, id: &str) -> crate::db::Result<Option<Webhook>> {
 }
 
 /// The webhook `id` if `tenant` owns it, with its newest attempt.
+/// Whether `hook` reads as an admin: the account that made it is still an
+/// admin of its tenant. Such a webhook receives what an admin reads (every
+/// tenant's workspaces), so only the tenant's admins see and manage it.
+pub fn reads_as_admin(conn: &Conn, hook: &Webhook) -> crate::db::Result<bool> {
+    Ok(crate::auth::accounts::find(conn, &hook.created_by)?
+        .is_some_and(|a| a.is_admin && a.tenant == hook.tenant))
+}
+
+/// [`reads_as_admin`] of a row of `webhooks`, in SQL.
+const READS_AS_ADMIN: &str = "EXISTS (SELECT 1 FROM accounts a \
+     WHERE a.username = webhooks.created_by AND a.is_admin = 1 AND a.tenant = webhooks.tenant)";
+
 pub fn get_owned(conn: &Conn, tenant: &str, id: &str) -> crate::db::Result<Option<Webhook>> {
     let Some(mut hook) = get(conn, id)?.filter(|h| h.tenant == tenant) else {
         return Ok(None);
@@ -131,12 +143,24 @@ pub fn delete(conn: &Conn, id: &str) -> crate::db::Result<()> {
 }
 
 /// A tenant's webhooks, filtered and paged.
-pub fn list(conn: &Conn, tenant: &str, query: &ListQuery) -> crate::db::Result<Page<Webhook>> {
+/// The tenant's webhooks; for a caller who is not an admin, without those
+/// that read as an admin ([`reads_as_admin`]).
+pub fn list(
+    conn: &Conn,
+    tenant: &str,
+    caller_is_admin: bool,
+    query: &ListQuery,
+) -> crate::db::Result<Page<Webhook>> {
+    let condition = if caller_is_admin {
+        "tenant = ?".to_string()
+    } else {
+        format!("tenant = ? AND NOT {READS_AS_ADMIN}")
+    };
     let mut page = fetch_page(
         conn,
         COLUMNS,
         "FROM webhooks",
-        "tenant = ?",
+        &condition,
         vec![SqlValue::Text(tenant.to_string())],
         query,
         from_row,

@@ -599,6 +599,43 @@ fn an_import_by_the_cli_appears_in_the_feed_and_wakes_a_long_poll() {
     );
 }
 
+/// A live stream opened behind more changes than its first page holds (here
+/// written by the CLI, which wakes no watch of the server) sends them all at
+/// once, not a first page and then nothing until the next commit.
+#[test]
+fn a_stream_behind_more_than_a_page_sends_everything_at_once() {
+    let server = Server::start_with(&["--changes-heartbeat-ms", "300"]);
+    let key = server.admin_key();
+    let cursor = page(&server, "/api/rest/1.0/changes?since=now", &key)["next"]
+        .as_u64()
+        .unwrap();
+    let out = server.cli(&["import-unlocode", UNLOCODE_SAMPLE], None);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (all, _) = read_all(&server, "/api/rest/1.0/changes", &key, cursor);
+    assert!(all.len() > 100, "more than a first page: {}", all.len());
+    let (status, mut events) = server.events(
+        &format!("/api/rest/1.0/changes?since={cursor}&limit=100"),
+        &key,
+        None,
+    );
+    assert_eq!(status, 200);
+    // Every event, or five heartbeats (1.5 s) of nothing else.
+    let (ids, beats) = (std::cell::Cell::new(0), std::cell::Cell::new(0));
+    events.read_until_line(|line| {
+        if line.starts_with("id: ") {
+            ids.set(ids.get() + 1);
+        } else if line == ": heartbeat" {
+            beats.set(beats.get() + 1);
+        }
+        ids.get() == all.len() || beats.get() >= 5
+    });
+    assert_eq!(ids.get(), all.len(), "{} heartbeats first", beats.get());
+}
+
 #[test]
 fn an_idle_stream_beats_and_ends_when_its_session_ends() {
     let server = Server::start_with(&["--changes-heartbeat-ms", "200"]);

@@ -203,6 +203,90 @@ fn serve_one(mut stream: impl Read + Write, got: &Mutex<Vec<Received>>, script: 
     let _ = stream.flush();
 }
 
+/// A webhook an admin made reads as an admin (every tenant's workspaces): the
+/// other accounts of the admin's tenant may not see or change it, or they
+/// could point it at their own server and read what they may not.
+#[test]
+fn a_webhook_that_reads_as_an_admin_is_the_admins_alone() {
+    let server = start(&[]);
+    let admin = server.admin_key();
+    let colleague = server.add_user("colleague", &["--tenant-of", "admin"]);
+    let (hook, _) = create(&server, &admin, json!({"url": "http://127.0.0.1:1/admin"}));
+    let (own, _) = create(
+        &server,
+        &colleague,
+        json!({"url": "http://127.0.0.1:1/own"}),
+    );
+    let path = format!("/v2/webhooks/{hook}");
+    server.get(&path, &colleague).assert_error(404, "not_found");
+    server
+        .patch(
+            &path,
+            &colleague,
+            &json!({"body": {"url": "http://127.0.0.1:2/mine"}}),
+        )
+        .assert_error(404, "not_found");
+    server
+        .post(&format!("{path}/rotate-secret"), &colleague, &json!({}))
+        .assert_error(404, "not_found");
+    server
+        .get(&format!("{path}/deliveries"), &colleague)
+        .assert_error(404, "not_found");
+    server
+        .delete(&path, &colleague)
+        .assert_error(404, "not_found");
+    let listed = |key: &str| -> Vec<String> {
+        let reply = server.get("/v2/webhooks", key);
+        assert_eq!(reply.status, 200, "{}", reply.text());
+        reply
+            .json()
+            .as_array()
+            .expect("a list")
+            .iter()
+            .map(|h| h["id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(listed(&colleague), std::slice::from_ref(&own));
+    let mut both = listed(&admin);
+    both.sort();
+    let mut expected = vec![hook.clone(), own];
+    expected.sort();
+    assert_eq!(both, expected, "the admin manages both");
+    let reply = server.get(&path, &admin);
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    assert_eq!(reply.json()["body"]["url"], "http://127.0.0.1:1/admin");
+}
+
+/// On a data file, the UN/LOCODE import of the command line (another process
+/// writing the file, which the server's writer does not see) is delivered
+/// without the server having to write anything itself.
+#[test]
+fn an_import_by_the_cli_is_delivered() {
+    let server = start(&[]);
+    let key = server.admin_key();
+    let receiver = Receiver::start(|_| Answer::Status(200));
+    create(
+        &server,
+        &key,
+        json!({"url": receiver.url(), "event_types": ["port.created"]}),
+    );
+    let out = server.cli(&["import-unlocode", crate::common::UNLOCODE_SAMPLE], None);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let ports = server.get("/api/rest/1.0/ports", &key);
+    let total = ports.json()["totalResultsAvailable"].as_u64().unwrap() as usize;
+    assert!(total > 0);
+    let got = wait_for("every imported port delivered", 60, || {
+        let got = receiver.received();
+        (got.len() >= total).then_some(got)
+    });
+    assert_eq!(got.len(), total, "each once");
+    assert!(got.iter().all(|r| r.json()["type"] == "port.created"));
+}
+
 // ---------------------------------------------------------------------------
 // Helpers
 
