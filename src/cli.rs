@@ -351,6 +351,9 @@ fn serve(at: &db::Location, log_level: LevelFilter, args: ServeArgs) -> CliResul
             .map_err(|e| format!("webhooks: {e}"))?,
             retry_base: Duration::from_millis(args.webhook_retry_base_ms.max(1)),
             retry_max: Duration::from_secs(args.webhook_retry_max_secs),
+            persist_skips_every: crate::webhooks::deliver::persist_skips_every(
+                args.changes_retention(),
+            ),
         };
         // Off the executor: PostgreSQL's client blocks on a runtime of its own.
         let database = tokio::task::block_in_place(|| {

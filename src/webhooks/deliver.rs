@@ -49,8 +49,21 @@ const IDLE_LOOK_SHARED: Duration = Duration::from_secs(1);
 /// waits before it ends, so that a persistent fault does not spin.
 const AFTER_A_FAULT: Duration = Duration::from_secs(1);
 /// A webhook whose filters skip this many changes has its cursor moved past
-/// them, so that retention cannot overtake a cursor that only waits.
+/// them, so that retention cannot overtake a cursor that only waits; so
+/// does one whose cursor this process has not moved for
+/// [`Config::persist_skips_every`] (a quiet log may take longer than the
+/// retention to write this many).
 const SKIP_PERSIST: u64 = 1000;
+
+/// The longest a waiting webhook's stored cursor stays behind what the
+/// worker found nothing in for it, given the change log's retention: a
+/// quarter of it, at most an hour. What the worker knows past the stored
+/// cursor is lost at a restart (and forgotten at a nudge); read again from
+/// a cursor retention had overtaken, it would be a 410, and the webhook
+/// disabled for having missed nothing.
+pub fn persist_skips_every(retention: Duration) -> Duration {
+    (retention / 4).min(Duration::from_secs(3600))
+}
 
 pub const USER_AGENT: &str = concat!("Quayside-Webhooks/", env!("CARGO_PKG_VERSION"));
 
@@ -61,6 +74,8 @@ pub struct Config {
     pub retry_base: Duration,
     /// How long a change may keep failing before the webhook is disabled.
     pub retry_max: Duration,
+    /// See [`persist_skips_every`].
+    pub persist_skips_every: Duration,
 }
 
 static WAKE: Notify = Notify::const_new();
@@ -83,39 +98,51 @@ pub async fn run(db: Db, config: Arc<Config>, mut closing: tokio::sync::watch::R
     // On PostgreSQL, other processes' commits heard (`db::pg::listen`).
     let mut elsewhere = db.changes_elsewhere();
     let mut turns: JoinSet<u64> = JoinSet::new();
-    // Which webhook each running turn serves, and the settings it read.
-    let mut running: HashMap<tokio::task::Id, (String, i64)> = HashMap::new();
-    // Per webhook: up to where the log holds nothing for it past its cursor,
-    // as judged by its settings of then (their `updated_at`): a change of
-    // them made through any process (another one's PATCH nudges nothing
-    // here) makes the worker read again from the cursor.
-    let mut scanned: HashMap<String, Scanned> = HashMap::new();
+    // Which webhook each running turn serves.
+    let mut running: HashMap<tokio::task::Id, String> = HashMap::new();
+    // Per webhook: up to where the log holds nothing for it past its cursor.
+    // A change of its settings (through any process) applies from there on:
+    // what was passed over is not looked at again (docs/api.md, Webhooks).
+    let mut scanned: HashMap<String, u64> = HashMap::new();
+    // Per webhook: when this process last stored a cursor it moved past
+    // changes the webhook skips.
+    let skips_stored: SkipsStored = Arc::default();
     tokio::pin!(shutdown);
     loop {
         let head_seq = *head.borrow_and_update();
         // With no active webhook a commit gives no work: only a nudge does.
-        let (wake_at, any_active) =
-            match look(&db, &config, head_seq, &mut turns, &mut running, &scanned).await {
-                Ok(found) => found,
-                Err(err) => {
-                    log::error!("webhooks: cannot look for work: {}", err.chain());
-                    (Instant::now() + AFTER_A_FAULT, true)
-                }
-            };
+        let (wake_at, any_active) = match look(
+            &db,
+            &config,
+            head_seq,
+            &mut turns,
+            &mut running,
+            &scanned,
+            &skips_stored,
+        )
+        .await
+        {
+            Ok(found) => found,
+            Err(err) => {
+                log::error!("webhooks: cannot look for work: {}", err.chain());
+                (Instant::now() + AFTER_A_FAULT, true)
+            }
+        };
         tokio::select! {
             () = &mut shutdown => break,
             changed = head.changed(), if head_open && any_active => head_open = changed.is_ok(),
             () = crate::db::heard_elsewhere(elsewhere.as_mut()), if any_active => {},
-            () = WAKE.notified() => scanned.clear(),
+            // What was scanned stays: new settings apply from there on.
+            () = WAKE.notified() => {},
             () = tokio::time::sleep_until(wake_at) => {},
             Some(done) = turns.join_next_with_id() => match done {
                 Ok((task, reached)) => {
-                    if let Some((id, settings)) = running.remove(&task) {
-                        scanned.insert(id, Scanned { settings, reached });
+                    if let Some(id) = running.remove(&task) {
+                        scanned.insert(id, reached);
                     }
                 }
                 Err(err) => {
-                    let id = running.remove(&err.id()).map(|(id, _)| id);
+                    let id = running.remove(&err.id());
                     log::error!("webhooks: the turn of webhook {id:?} failed: {err}");
                 }
             },
@@ -125,12 +152,8 @@ pub async fn run(db: Db, config: Arc<Config>, mut closing: tokio::sync::watch::R
     log::info!("webhooks: delivery worker stopped");
 }
 
-/// How far a turn found nothing for a webhook past its cursor.
-struct Scanned {
-    /// The webhook's `updated_at` when the turn began.
-    settings: i64,
-    reached: u64,
-}
+/// When this process last stored each webhook's cursor past skipped changes.
+type SkipsStored = Arc<std::sync::Mutex<HashMap<String, std::time::Instant>>>;
 
 /// Starts a turn for each webhook with work due; answers when to look again,
 /// and whether any webhook is active.
@@ -139,8 +162,9 @@ async fn look(
     config: &Arc<Config>,
     head: u64,
     turns: &mut JoinSet<u64>,
-    running: &mut HashMap<tokio::task::Id, (String, i64)>,
-    scanned: &HashMap<String, Scanned>,
+    running: &mut HashMap<tokio::task::Id, String>,
+    scanned: &HashMap<String, u64>,
+    skips_stored: &SkipsStored,
 ) -> ApiResult<(Instant, bool)> {
     // The head is read from the store, with the candidates: other writers
     // append changes too (other server processes on PostgreSQL, the CLI's
@@ -153,20 +177,37 @@ async fn look(
     let now = clock::now_ms();
     let any_active = candidates.iter().any(|w| w.active);
     let mut next_due: Option<i64> = None;
+    // When a webhook's skips will be due to be stored.
+    let mut store_skips_by: Option<Instant> = None;
     for webhook in candidates {
-        if running.values().any(|(id, _)| *id == webhook.id) {
+        if running.values().any(|id| *id == webhook.id) {
             continue;
         }
-        let reached = scanned
-            .get(&webhook.id)
-            .filter(|s| s.settings == webhook.updated_at)
-            .map_or(0, |s| s.reached);
+        let reached = scanned.get(&webhook.id).copied().unwrap_or(0);
         let from = webhook.cursor.max(reached);
-        let waiting = webhook.active && from < head;
+        // Found nothing for it past its stored cursor, and not stored for a
+        // while: a turn stores it (see `persist_skips_every`).
+        let unstored = reached > webhook.cursor;
+        if webhook.active && unstored {
+            store_skips_by = Some(Instant::now() + config.persist_skips_every);
+        }
+        let store_now = unstored
+            && skips_stored
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .get(&webhook.id)
+                .is_none_or(|at| at.elapsed() >= config.persist_skips_every);
+        let waiting = webhook.active && (from < head || store_now);
         let due = webhook.next_attempt_at.is_none_or(|at| at <= now);
         if webhook.queued || (waiting && due) {
-            let task = turns.spawn(turn(db.clone(), config.clone(), webhook.id.clone(), from));
-            running.insert(task.id(), (webhook.id, webhook.updated_at));
+            let task = turns.spawn(turn(
+                db.clone(),
+                config.clone(),
+                skips_stored.clone(),
+                webhook.id.clone(),
+                from,
+            ));
+            running.insert(task.id(), webhook.id);
         } else if waiting {
             next_due = next_due
                 .min(webhook.next_attempt_at)
@@ -178,6 +219,7 @@ async fn look(
         Some(at) => idle.min(Instant::now() + Duration::from_millis((at - now).max(0) as u64)),
         None => idle,
     };
+    let wake_at = store_skips_by.map_or(wake_at, |by| wake_at.min(by));
     Ok((wake_at, any_active))
 }
 
@@ -198,7 +240,13 @@ fn feed(hook: &Webhook) -> Feed {
 
 /// One webhook's turn: its queued redeliveries, then up to [`BATCH`] changes
 /// past `from`. Answers up to where nothing is left for it.
-async fn turn(db: Db, config: Arc<Config>, id: String, from: u64) -> u64 {
+async fn turn(
+    db: Db,
+    config: Arc<Config>,
+    skips_stored: SkipsStored,
+    id: String,
+    from: u64,
+) -> u64 {
     let plan = db
         .read(move |conn, _| {
             let Some(hook) = store::get(conn, &id)? else {
@@ -239,13 +287,24 @@ async fn turn(db: Db, config: Arc<Config>, id: String, from: u64) -> u64 {
         }
     };
     if page.entries.is_empty() {
-        if page.next >= hook.cursor + SKIP_PERSIST {
+        let stale = skips_stored
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&hook.id)
+            .is_none_or(|at| at.elapsed() >= config.persist_skips_every);
+        if page.next >= hook.cursor + SKIP_PERSIST || (page.next > hook.cursor && stale) {
             let (id, cursor, next) = (hook.id.clone(), hook.cursor, page.next);
             let moved = db
                 .write(move |conn| Ok(store::skipped(conn, &id, cursor, next)?))
                 .await;
-            if let Err(err) = moved {
-                log::warn!("webhooks: cannot move a cursor: {}", err.chain());
+            match moved {
+                Ok(()) => {
+                    skips_stored
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .insert(hook.id.clone(), std::time::Instant::now());
+                }
+                Err(err) => log::warn!("webhooks: cannot move a cursor: {}", err.chain()),
             }
         }
         return page.next.max(from);
@@ -515,6 +574,7 @@ mod tests {
             .unwrap(),
             retry_base: Duration::from_millis(base_ms),
             retry_max: Duration::from_millis(max_ms),
+            persist_skips_every: Duration::from_secs(3600),
         }
     }
 

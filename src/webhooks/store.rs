@@ -178,16 +178,13 @@ pub struct Due {
     pub cursor: u64,
     pub next_attempt_at: Option<i64>,
     pub queued: bool,
-    /// When its settings last changed (a PATCH, a re-enable, a disable).
-    pub updated_at: i64,
 }
 
 /// Every webhook that is active or has a redelivery queued.
 pub fn candidates(conn: &Conn) -> crate::db::Result<Vec<Due>> {
     conn.prepare_cached(
         "SELECT id, active, cursor, next_attempt_at, \
-         EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.webhook_id = w.id AND d.outcome = 'queued'), \
-         updated_at \
+         EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.webhook_id = w.id AND d.outcome = 'queued') \
          FROM webhooks w WHERE active = 1 \
          OR EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.webhook_id = w.id AND d.outcome = 'queued')",
     )?
@@ -198,7 +195,6 @@ pub fn candidates(conn: &Conn) -> crate::db::Result<Vec<Due>> {
             cursor: row.get::<_, i64>(2)?.max(0) as u64,
             next_attempt_at: row.get(3)?,
             queued: row.get(4)?,
-            updated_at: row.get(5)?,
         })
     })?
     .collect()

@@ -287,6 +287,63 @@ fn an_import_by_the_cli_is_delivered() {
     assert!(got.iter().all(|r| r.json()["type"] == "port.created"));
 }
 
+/// A webhook that only waits (its filter takes none of the changes) is not
+/// overtaken by retention: its stored cursor moves past what it skipped well
+/// within the retention, so a restart, which forgets what the worker had read
+/// past the stored cursor, never finds it before the log's start (a 410
+/// there would disable a webhook that missed nothing); nor does a nudge.
+#[test]
+fn retention_never_disables_a_webhook_that_only_waits() {
+    let mut flags = FAST.to_vec();
+    flags.extend_from_slice(&[
+        "--changes-retention-secs",
+        "2",
+        "--changes-trim-every-ms",
+        "200",
+    ]);
+    let mut server = Server::start_with(&flags);
+    let _dir = server.take_dir();
+    let key = server.admin_key();
+    let receiver = Receiver::start(|_| Answer::Status(200));
+    let (hook, _) = create(
+        &server,
+        &key,
+        json!({"url": receiver.url(), "event_types": ["organization.created"]}),
+    );
+    // Changes the filter skips; then retention removes them.
+    for i in 0..5 {
+        let put = server.put(
+            &format!("/api/rest/1.0/ports/RT{i}"),
+            &key,
+            &json!({"name": "Skipped"}),
+        );
+        assert_eq!(put.status, 201, "{}", put.text());
+    }
+    wait_for("retention past them", 30, || {
+        let reply = server.get("/api/rest/1.0/changes?since=0", &key);
+        (reply.status == 410).then_some(())
+    });
+    server.stop();
+    let server = Server::spawn(&server.data, &flags);
+    let key = server.login("admin", crate::common::ADMIN_PASSWORD);
+    // A new webhook nudges the worker too.
+    create(&server, &key, json!({"url": "http://127.0.0.1:1/other"}));
+    let org = id(&server.post("/v2/organizations", &key, &json!({"name": "Wanted"})));
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let got = wait_for("the wanted change delivered", 30, || {
+        let got = receiver.received();
+        assert!(
+            Instant::now() < deadline,
+            "{}",
+            server.get(&format!("/v2/webhooks/{hook}"), &key).text()
+        );
+        (!got.is_empty()).then_some(got)
+    });
+    assert_eq!(got[0].json()["entity_id"], org.as_str());
+    let reply = server.get(&format!("/v2/webhooks/{hook}"), &key);
+    assert_eq!(reply.json()["body"]["active"], true, "{}", reply.text());
+}
+
 // ---------------------------------------------------------------------------
 // Helpers
 
