@@ -58,7 +58,7 @@ const SKIP_PERSIST: u64 = 1000;
 /// The longest a waiting webhook's stored cursor stays behind what the
 /// worker found nothing in for it, given the change log's retention: a
 /// quarter of it, at most an hour. What the worker knows past the stored
-/// cursor is lost at a restart (and forgotten at a nudge); read again from
+/// cursor is lost at a restart; read again from
 /// a cursor retention had overtaken, it would be a 410, and the webhook
 /// disabled for having missed nothing.
 pub fn persist_skips_every(retention: Duration) -> Duration {
@@ -117,7 +117,7 @@ pub async fn run(db: Db, config: Arc<Config>, mut closing: tokio::sync::watch::R
             head_seq,
             &mut turns,
             &mut running,
-            &scanned,
+            &mut scanned,
             &skips_stored,
         )
         .await
@@ -163,7 +163,7 @@ async fn look(
     head: u64,
     turns: &mut JoinSet<u64>,
     running: &mut HashMap<tokio::task::Id, String>,
-    scanned: &HashMap<String, u64>,
+    scanned: &mut HashMap<String, u64>,
     skips_stored: &SkipsStored,
 ) -> ApiResult<(Instant, bool)> {
     // The head is read from the store, with the candidates: other writers
@@ -174,6 +174,12 @@ async fn look(
         .read(move |conn, _| Ok((store::candidates(conn)?, changes::head(conn)?)))
         .await?;
     let head = head.max(stored_head);
+    // Nothing is kept of webhooks deleted or disabled since.
+    scanned.retain(|id, _| candidates.iter().any(|w| w.id == *id));
+    skips_stored
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .retain(|id, _| candidates.iter().any(|w| w.id == *id));
     let now = clock::now_ms();
     let any_active = candidates.iter().any(|w| w.active);
     let mut next_due: Option<i64> = None;

@@ -193,42 +193,9 @@ fn under_eight_concurrent_writers_every_acknowledged_write_appears_once_in_commi
 
 #[test]
 fn a_long_poll_answers_within_50_ms_of_the_commit() {
-    let server = Arc::new(Server::start());
+    let server = Server::start();
     let key = server.admin_key();
-    let mut delays = Vec::new();
-    for n in 0..5 {
-        let cursor = page(&server, "/api/rest/1.0/changes?since=now", &key)["next"]
-            .as_u64()
-            .unwrap();
-        let waiting = {
-            let (server, key) = (server.clone(), key.clone());
-            std::thread::spawn(move || {
-                let reply = server.get(
-                    &format!("/api/rest/1.0/changes?since={cursor}&wait=30"),
-                    &key,
-                );
-                (Instant::now(), reply)
-            })
-        };
-        // Let the long-poll be waiting before the write (if it is not yet, it
-        // finds the change at once, which is no slower).
-        std::thread::sleep(Duration::from_millis(100));
-        let code = format!("LP{n}");
-        let put = server.put(
-            &format!("/api/rest/1.0/ports/{code}"),
-            &key,
-            &json!({"name": "Long-poll"}),
-        );
-        let acknowledged = Instant::now();
-        assert_eq!(put.status, 201);
-        let (answered, reply) = waiting.join().unwrap();
-        assert_eq!(reply.status, 200, "{}", reply.text());
-        let body = reply.json();
-        assert_eq!(body["changes"][0]["entity_id"], code.as_str());
-        assert_eq!(body["changes"][0]["type"], "port.created");
-        delays.push(answered.saturating_duration_since(acknowledged));
-    }
-    delays.sort();
+    let delays = crate::common::long_poll_delays(&server, &server, &key);
     let median = delays[delays.len() / 2];
     assert!(
         median <= Duration::from_millis(50),

@@ -718,6 +718,48 @@ pub fn workspace_with_job(
     (workspace, job)
 }
 
+/// How promptly a long-poll on `waiting` answers a port created through
+/// `writing` (the same server or another process on the same database): five
+/// rounds of a long-poll from the head, then, 100 ms later so that it waits
+/// (if it does not yet, it finds the change at once, which is no slower), the
+/// write. Checks each answer is that port's `port.created`; answers the
+/// delays after each write was acknowledged, sorted.
+pub fn long_poll_delays(waiting: &Server, writing: &Server, key: &str) -> Vec<Duration> {
+    let mut delays = Vec::new();
+    for n in 0..5 {
+        let head = waiting.get("/api/rest/1.0/changes?since=now", key);
+        assert_eq!(head.status, 200, "{}", head.text());
+        let cursor = head.json()["next"].as_u64().expect("next");
+        let code = format!("LP{n}");
+        let (acknowledged, answered, reply) = std::thread::scope(|scope| {
+            let poll = scope.spawn(|| {
+                let reply = waiting.get(
+                    &format!("/api/rest/1.0/changes?since={cursor}&wait=30"),
+                    key,
+                );
+                (Instant::now(), reply)
+            });
+            std::thread::sleep(Duration::from_millis(100));
+            let put = writing.put(
+                &format!("{PORTS}/{code}"),
+                key,
+                &json!({"name": "Long-poll"}),
+            );
+            let acknowledged = Instant::now();
+            assert_eq!(put.status, 201, "{}", put.text());
+            let (answered, reply) = poll.join().expect("the long-poll");
+            (acknowledged, answered, reply)
+        });
+        assert_eq!(reply.status, 200, "{}", reply.text());
+        let body = reply.json();
+        assert_eq!(body["changes"][0]["entity_id"], code.as_str(), "{body}");
+        assert_eq!(body["changes"][0]["type"], "port.created", "{body}");
+        delays.push(answered.saturating_duration_since(acknowledged));
+    }
+    delays.sort();
+    delays
+}
+
 /// One part: name, file name, content type, bytes.
 pub type PartSpec<'a> = (&'a str, Option<&'a str>, Option<&'a str>, &'a [u8]);
 

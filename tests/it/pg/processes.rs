@@ -659,40 +659,7 @@ fn the_capture_s_kept_members_and_catalog_records_follow_changes_made_through_th
 fn a_long_poll_on_one_process_answers_within_50_ms_of_a_commit_through_the_other() {
     let p = pair(&[]);
     let key = p.a.admin_key();
-    let mut delays = Vec::new();
-    for n in 0..5 {
-        let head = p.b.get("/api/rest/1.0/changes?since=now", &key);
-        assert_eq!(head.status, 200, "{}", head.text());
-        let cursor = head.json()["next"].as_u64().expect("next");
-        let code = format!("LP{n}");
-        let (acknowledged, answered, reply) = std::thread::scope(|scope| {
-            let waiting = scope.spawn(|| {
-                let reply = p.b.get(
-                    &format!("/api/rest/1.0/changes?since={cursor}&wait=30"),
-                    &key,
-                );
-                (Instant::now(), reply)
-            });
-            // Let the long-poll be waiting before the write (if it is not
-            // yet, it finds the change at once, which is no slower).
-            std::thread::sleep(Duration::from_millis(100));
-            let put = p.a.put(
-                &format!("{PORTS}/{code}"),
-                &key,
-                &json!({"name": "Long-poll"}),
-            );
-            let acknowledged = Instant::now();
-            assert_eq!(put.status, 201, "{}", put.text());
-            let (answered, reply) = waiting.join().expect("the long-poll");
-            (acknowledged, answered, reply)
-        });
-        assert_eq!(reply.status, 200, "{}", reply.text());
-        let body = reply.json();
-        assert_eq!(body["changes"][0]["entity_id"], code.as_str(), "{body}");
-        assert_eq!(body["changes"][0]["type"], "port.created", "{body}");
-        delays.push(answered.saturating_duration_since(acknowledged));
-    }
-    delays.sort();
+    let delays = crate::common::long_poll_delays(&p.b, &p.a, &key);
     let median = delays[delays.len() / 2];
     assert!(
         median <= Duration::from_millis(50),
