@@ -49,8 +49,8 @@ const IDLE_LOOK_SHARED: Duration = Duration::from_secs(1);
 /// waits before it ends, so that a persistent fault does not spin.
 const AFTER_A_FAULT: Duration = Duration::from_secs(1);
 /// A webhook whose filters skip this many changes has its cursor moved past
-/// them, so that retention cannot overtake a cursor that only waits; so
-/// does one whose cursor this process has not moved for
+/// them, so that retention cannot overtake a cursor that only waits; so has
+/// one whose skips this process has not stored for
 /// [`Config::persist_skips_every`] (a quiet log may take longer than the
 /// retention to write this many).
 const SKIP_PERSIST: u64 = 1000;
@@ -58,9 +58,9 @@ const SKIP_PERSIST: u64 = 1000;
 /// The longest a waiting webhook's stored cursor stays behind what the
 /// worker found nothing in for it, given the change log's retention: a
 /// quarter of it, at most an hour. What the worker knows past the stored
-/// cursor is lost at a restart; read again from
-/// a cursor retention had overtaken, it would be a 410, and the webhook
-/// disabled for having missed nothing.
+/// cursor is lost at a restart; read again from a cursor retention had
+/// overtaken, it would be a 410, and the webhook disabled for having missed
+/// nothing.
 pub fn persist_skips_every(retention: Duration) -> Duration {
     (retention / 4).min(Duration::from_secs(3600))
 }
@@ -155,6 +155,16 @@ pub async fn run(db: Db, config: Arc<Config>, mut closing: tokio::sync::watch::R
 /// When this process last stored each webhook's cursor past skipped changes.
 type SkipsStored = Arc<std::sync::Mutex<HashMap<String, std::time::Instant>>>;
 
+/// Whether webhook `id`'s skips are due to be stored: never stored by this
+/// process, or not for `every`.
+fn skips_due(skips_stored: &SkipsStored, id: &str, every: Duration) -> bool {
+    skips_stored
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .get(id)
+        .is_none_or(|at| at.elapsed() >= every)
+}
+
 /// Starts a turn for each webhook with work due; answers when to look again,
 /// and whether any webhook is active.
 async fn look(
@@ -197,12 +207,8 @@ async fn look(
         if webhook.active && unstored {
             store_skips_by = Some(Instant::now() + config.persist_skips_every);
         }
-        let store_now = unstored
-            && skips_stored
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .get(&webhook.id)
-                .is_none_or(|at| at.elapsed() >= config.persist_skips_every);
+        let store_now =
+            unstored && skips_due(skips_stored, &webhook.id, config.persist_skips_every);
         let waiting = webhook.active && (from < head || store_now);
         let due = webhook.next_attempt_at.is_none_or(|at| at <= now);
         if webhook.queued || (waiting && due) {
@@ -293,11 +299,7 @@ async fn turn(
         }
     };
     if page.entries.is_empty() {
-        let stale = skips_stored
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(&hook.id)
-            .is_none_or(|at| at.elapsed() >= config.persist_skips_every);
+        let stale = skips_due(&skips_stored, &hook.id, config.persist_skips_every);
         if page.next >= hook.cursor + SKIP_PERSIST || (page.next > hook.cursor && stale) {
             let (id, cursor, next) = (hook.id.clone(), hook.cursor, page.next);
             let moved = db

@@ -47,7 +47,6 @@ pub fn get(conn: &Conn, id: &str) -> crate::db::Result<Option<Webhook>> {
         .optional()
 }
 
-/// The webhook `id` if `tenant` owns it, with its newest attempt.
 /// Whether `hook` reads as an admin: the account that made it is still an
 /// admin of its tenant. Such a webhook receives what an admin reads (every
 /// tenant's workspaces), so only the tenant's admins see and manage it.
@@ -60,6 +59,7 @@ pub fn reads_as_admin(conn: &Conn, hook: &Webhook) -> crate::db::Result<bool> {
 const READS_AS_ADMIN: &str = "EXISTS (SELECT 1 FROM accounts a \
      WHERE a.username = webhooks.created_by AND a.is_admin = 1 AND a.tenant = webhooks.tenant)";
 
+/// The webhook `id` if `tenant` owns it, with its newest attempt.
 pub fn get_owned(conn: &Conn, tenant: &str, id: &str) -> crate::db::Result<Option<Webhook>> {
     let Some(mut hook) = get(conn, id)?.filter(|h| h.tenant == tenant) else {
         return Ok(None);

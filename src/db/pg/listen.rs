@@ -7,7 +7,7 @@
 //! and the log itself, and a notification lost (the connection dropped, the
 //! server restarted) costs only promptness; readers also look every 500 ms
 //! (`app::Follow`). The writer announces a batch that appended changes in
-//! its commit's round trip ([`ANNOUNCE`], `Conn::commit`), with this
+//! its commit's round trip ([`announce`], `Conn::commit`), with this
 //! process's [`token`] as the payload, so the process ignores its own.
 
 use std::sync::Arc;

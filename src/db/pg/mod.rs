@@ -7,8 +7,9 @@
 //!
 //! `db::Conn`'s PostgreSQL arm holds a [`Client`]; [`position`] reads the
 //! commit counter the caches compare; [`listen`] hears of other processes'
-//! commits that appended changes, so that their waiting readers wake. Tests run this layer against a real
-//! PostgreSQL server (`tests/it/pg/`).
+//! commits that appended changes, so that this process's waiting readers
+//! wake. Tests run this layer against a real PostgreSQL server
+//! (`tests/it/pg/`).
 //!
 //! The driver is `postgres`, the blocking client over `tokio-postgres`: each
 //! [`Client`] drives its connection on a small runtime of its own, so it may
