@@ -371,14 +371,20 @@ impl Ctx {
     /// A rendered answer kept by [`Ctx::remember`], if it was read at the
     /// position where this request found its session live (so nothing was
     /// committed in between). None for a session that needs confirming.
-    pub fn cached(&self, key: &str) -> Option<Bytes> {
-        self.app.reads.get(self.live_at, key)
+    pub fn cached(&self, key: &crate::db::cache::Key) -> Option<Bytes> {
+        let db = &self.app.db;
+        self.app.reads.get(self.live_at, key, &|then, now| {
+            db.same_data(Some(then), Some(now))
+        })
     }
 
     /// Keeps a rendered answer read at `read_at`. Only for answers that are the
     /// same for every caller allowed to ask (the location catalogs).
-    pub fn remember(&self, read_at: Option<Stamp>, key: String, value: Bytes) {
-        self.app.reads.insert(read_at, key, value);
+    pub fn remember(&self, read_at: Option<Stamp>, key: crate::db::cache::Key, value: Bytes) {
+        let db = &self.app.db;
+        self.app.reads.insert(read_at, key, value, &|then, now| {
+            db.same_data(Some(then), Some(now))
+        });
     }
 
     /// What a long-lived reader (a long-poll, a live stream) waits on between

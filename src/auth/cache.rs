@@ -4,9 +4,11 @@
 //! first store call confirms the session in the store (see
 //! [`super::SessionGuard`]). So a logout, a password change or a `quayside user
 //! remove` run by another process ends a key at once, while the common case, a
-//! key used again with nothing changed, costs no store call at all.
+//! key used again with nothing changed, costs no store call at all. Commits of
+//! bookkeeping only (a session's sliding expiry, statistics) do not count as
+//! changes (`Db::same_data`).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 
 use super::sessions::Found;
@@ -21,6 +23,8 @@ type Entries = HashMap<Vec<u8>, (Option<Stamp>, Found)>;
 #[derive(Default)]
 pub struct SessionCache {
     entries: Mutex<Entries>,
+    /// Key hashes whose sliding expiry is being refreshed in the store.
+    touching: Mutex<HashSet<Vec<u8>>>,
 }
 
 impl SessionCache {
@@ -37,6 +41,30 @@ impl SessionCache {
             entries.clear();
         }
         entries.insert(hash.to_vec(), (read_at, found));
+    }
+
+    /// The session of a key hash, read at `then`, holds at `now` too (only
+    /// bookkeeping was committed in between).
+    pub fn restamp(&self, hash: &[u8], then: Option<Stamp>, now: Option<Stamp>) {
+        if let Some((read_at, _)) = self.lock().get_mut(hash) {
+            if *read_at == then {
+                *read_at = now;
+            }
+        }
+    }
+
+    /// Claims the refresh of a key's sliding expiry: false while another
+    /// request's refresh of it is under way (one write, not one per request
+    /// until the first is committed).
+    pub fn claim_touch(&self, hash: &[u8]) -> bool {
+        let mut touching = self.touching.lock().unwrap_or_else(|p| p.into_inner());
+        touching.insert(hash.to_vec())
+    }
+
+    /// The refresh claimed by [`SessionCache::claim_touch`] ended.
+    pub fn touch_ended(&self, hash: &[u8]) {
+        let mut touching = self.touching.lock().unwrap_or_else(|p| p.into_inner());
+        touching.remove(hash);
     }
 
     /// The sliding expiry of a key was refreshed in the store.

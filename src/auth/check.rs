@@ -140,9 +140,12 @@ impl SessionCheck {
             // A cached entry that looks expired may have been refreshed since:
             // only the store can say.
             Some((read_at, found)) if !limits.expired(&found, now) => {
-                let unchanged = read_at.is_some() && read_at == self.db.stamp().await;
-                if unchanged {
-                    (found, None, read_at)
+                let at = self.db.stamp().await;
+                if self.db.same_data(read_at, at) {
+                    if read_at != at {
+                        self.cache.restamp(&hash, read_at, at);
+                    }
+                    (found, None, at)
                 } else {
                     (found, Some(hash.clone()), None)
                 }
@@ -160,18 +163,23 @@ impl SessionCheck {
         // Refresh the sliding expiry now and then rather than on every request, so
         // reads do not each turn into a write. The refresh is not awaited.
         let refresh_every = (limits.idle_ms / 8).min(60_000);
-        if now - found.last_used_at >= refresh_every {
+        // One refresh at a time per key, and bookkeeping only: it changes no
+        // data the caches hold, so they keep their entries across it.
+        if now - found.last_used_at >= refresh_every && self.cache.claim_touch(&hash) {
             let (db, cache) = (self.db.clone(), self.cache.clone());
             let touched = hash.clone();
             tokio::spawn(async move {
                 let key = touched.clone();
                 match db
-                    .write(move |conn| Ok(sessions::touch(conn, &key, now)?))
+                    .write_bookkeeping(Arc::from(crate::db::SERVER_ACTOR), move |conn| {
+                        Ok(sessions::touch(conn, &key, now)?)
+                    })
                     .await
                 {
                     Ok(()) => cache.touched(&touched, now),
                     Err(err) => log::warn!("could not refresh a session: {err}"),
                 }
+                cache.touch_ended(&touched);
             });
         }
         Ok(Authenticated {
@@ -191,8 +199,7 @@ impl SessionCheck {
         }
         let hash = sessions::hash_key(value);
         if let Some((read_at, found)) = self.cache.get(&hash) {
-            if read_at.is_some()
-                && read_at == self.db.stamp().await
+            if self.db.same_data(read_at, self.db.stamp().await)
                 && !self.limits.expired(&found, clock::now_ms())
             {
                 return true;

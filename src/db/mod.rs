@@ -342,11 +342,12 @@ impl Db {
                 path: path.to_path_buf(),
                 source,
             })?;
+        let watch = Arc::new(CommitWatch::new(path));
         Ok(Db {
             location: Location::File(path.to_path_buf()),
             readers: pool,
             read_slots: Arc::new(tokio::sync::Semaphore::new(read_slots(readers))),
-            writer: Writer::start(Conn::Sqlite(write_conn), capture)
+            writer: Writer::start(Conn::Sqlite(write_conn), capture, watch.clone())
                 .map_err(pragma("prepare the change log's capture"))?,
             checkpointer: Some(Arc::new(checkpoint::Checkpointer::start(path).map_err(
                 |source| StoreError::Checkpointer {
@@ -354,7 +355,7 @@ impl Db {
                     source,
                 },
             )?)),
-            commits: Commits::Wal(Arc::new(CommitWatch::new(path))),
+            commits: Commits::Wal(watch),
             elsewhere: None,
             aside: None,
         })
@@ -387,7 +388,7 @@ impl Db {
         let reconnect: writer::Reconnect =
             Box::new(move || Conn::open_at(&again).map_err(|e| crate::error::chain(&e)));
         let writer =
-            Writer::start_reconnecting(write_conn, capture, Some(reconnect)).map_err(|source| {
+            Writer::start_reconnecting(write_conn, capture, reconnect).map_err(|source| {
                 StoreError::Pragma {
                     path: PathBuf::from(options.describe()),
                     what: "prepare the change log's capture",
@@ -451,6 +452,17 @@ impl Db {
         match &self.commits {
             Commits::Wal(watch) => watch.stamp(),
             Commits::Counter(position) => position.commits().await.map(Stamp::Commits),
+        }
+    }
+
+    /// Whether the store holds the same data now, at `now`, as when `then`
+    /// was read: the same position, or on a file only bookkeeping commits in
+    /// between (see [`stamp`]). An unknown position is never the same.
+    pub fn same_data(&self, then: Option<Stamp>, now: Option<Stamp>) -> bool {
+        match (then, now, &self.commits) {
+            (Some(then), Some(now), _) if then == now => true,
+            (Some(then), Some(now), Commits::Wal(watch)) => watch.same_data(then, now),
+            _ => false,
         }
     }
 
@@ -557,7 +569,24 @@ impl Db {
         F: FnOnce(&Conn) -> ApiResult<T> + Send + 'static,
         T: Send + 'static,
     {
-        self.writer.submit(actor, f)
+        self.writer.submit(actor, false, f)
+    }
+
+    /// [`Db::write_as`] for a write of bookkeeping only: one that changes no
+    /// data any cache holds and nothing the change log covers (the planner's
+    /// statistics, a session's sliding expiry, an incremental vacuum step).
+    /// On a data file the caches keep their entries across its commit (see
+    /// [`stamp`]); a write that does append changes is treated as any other.
+    pub fn write_bookkeeping<T, F>(
+        &self,
+        actor: Arc<str>,
+        f: F,
+    ) -> impl Future<Output = ApiResult<T>> + Send + 'static
+    where
+        F: FnOnce(&Conn) -> ApiResult<T> + Send + 'static,
+        T: Send + 'static,
+    {
+        self.writer.submit(actor, true, f)
     }
 
     /// Runs `f` outside the writer, on a connection of its own where each

@@ -22,11 +22,23 @@
 //! the header is byte-for-byte what it was before the entry was read from the
 //! store. Any difference, a torn read during a concurrent commit, or a missing
 //! `-shm` file means "changed" or "unknown", and the caller goes to the store.
+//!
+//! One exception, made by the writer alone: a commit of bookkeeping only (the
+//! planner's statistics, a session's sliding expiry, an incremental vacuum
+//! step; `Db::write_bookkeeping`) changes no data any cache holds. The writer
+//! reads the header before such a transaction and after its commit, and when
+//! no other connection of any process committed in between (SQLite's
+//! `PRAGMA data_version` on its own connection did not move), it records the
+//! two headers as equivalent ([`CommitWatch::same_data`]): the caches keep
+//! their entries across it instead of starting over. Without that, the
+//! statistics refresh and every session's expiry refresh emptied the read
+//! cache of a server that only reads.
 
+use std::collections::VecDeque;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 /// Bytes of the first copy of the WAL-index header.
 const HEADER_LEN: usize = 48;
@@ -45,6 +57,9 @@ pub struct CommitWatch {
     shm_path: PathBuf,
     /// Opened on first use: the `-shm` file exists once a connection is open.
     shm: OnceLock<Option<Shm>>,
+    /// The latest bookkeeping commits, oldest first: headers before and
+    /// after, the data the same in both.
+    bookkept: Mutex<VecDeque<(Stamp, Stamp)>>,
 }
 
 /// The open `-shm` file, and its first page mapped when that worked.
@@ -118,6 +133,10 @@ impl Stamp {
     }
 }
 
+/// Bookkeeping commits remembered: a cache that fell further behind than
+/// this many of them in a row starts over.
+const BOOKKEPT_KEPT: usize = 8;
+
 impl CommitWatch {
     pub fn new(database: &Path) -> CommitWatch {
         let mut shm_path = database.as_os_str().to_owned();
@@ -125,7 +144,44 @@ impl CommitWatch {
         CommitWatch {
             shm_path: PathBuf::from(shm_path),
             shm: OnceLock::new(),
+            bookkept: Mutex::new(VecDeque::new()),
         }
+    }
+
+    /// The writer committed bookkeeping only, and no other connection
+    /// committed since it read `before` (the writer makes sure, see
+    /// `writer::Thread::run`); `after` was read after its commit.
+    pub fn bookkept(&self, before: Option<Stamp>, after: Option<Stamp>) {
+        let (Some(before), Some(after)) = (before, after) else {
+            return;
+        };
+        if before == after {
+            return;
+        }
+        let mut kept = self.bookkept.lock().unwrap_or_else(|p| p.into_inner());
+        if kept.len() == BOOKKEPT_KEPT {
+            kept.pop_front();
+        }
+        kept.push_back((before, after));
+    }
+
+    /// Whether the store holds the same data at `now` as it did at `then`:
+    /// the same header, or only bookkeeping commits in between.
+    pub fn same_data(&self, then: Stamp, now: Stamp) -> bool {
+        if then == now {
+            return true;
+        }
+        let kept = self.bookkept.lock().unwrap_or_else(|p| p.into_inner());
+        let mut at = then;
+        // Each step moves to a later header; the chain is at most the list.
+        for _ in 0..kept.len() {
+            match kept.iter().find(|(before, _)| *before == at) {
+                Some((_, after)) if *after == now => return true,
+                Some((_, after)) => at = *after,
+                None => return false,
+            }
+        }
+        false
     }
 
     /// The current commit position, or `None` when it cannot be known (then

@@ -50,7 +50,7 @@ pub async fn run(
         wait = every;
         let started = std::time::Instant::now();
         match db
-            .write_as(actor.clone(), |conn| Ok(refresh(conn.sqlite())?))
+            .write_bookkeeping(actor.clone(), |conn| Ok(refresh(conn.sqlite())?))
             .await
         {
             Ok(()) => log::debug!(

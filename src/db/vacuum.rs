@@ -68,7 +68,10 @@ pub async fn run(db: Db, every: Duration, mut closing: tokio::sync::watch::Recei
         }
         let mut left = free;
         while left > 0 && !*closing.borrow() {
-            match db.write_as(actor.clone(), |conn| Ok(step(conn)?)).await {
+            match db
+                .write_bookkeeping(actor.clone(), |conn| Ok(step(conn)?))
+                .await
+            {
                 // A step that frees nothing (another write freed or used
                 // pages meanwhile) ends the round rather than spinning.
                 Ok(now) if now < left => left = now,

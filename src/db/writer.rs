@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 use super::Conn;
+use super::stamp::CommitWatch;
 use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::error::{ApiError, ApiResult};
@@ -60,6 +61,8 @@ impl Capture for NoCapture {
 trait WriteJob: Send {
     /// Who the write acts for, as the change log records it.
     fn actor(&self) -> &str;
+    /// Whether the write is bookkeeping only (see `Db::write_bookkeeping`).
+    fn bookkeeping(&self) -> bool;
     /// Runs the write; true when its savepoint should be kept.
     fn run(&mut self, conn: &Conn) -> bool;
 
@@ -69,6 +72,7 @@ trait WriteJob: Send {
 
 struct PendingWrite<T, F> {
     actor: Arc<str>,
+    bookkeeping: bool,
     work: Option<F>,
     result: Option<ApiResult<T>>,
     reply: oneshot::Sender<ApiResult<T>>,
@@ -81,6 +85,10 @@ where
 {
     fn actor(&self) -> &str {
         &self.actor
+    }
+
+    fn bookkeeping(&self) -> bool {
+        self.bookkeeping
     }
 
     fn run(&mut self, conn: &Conn) -> bool {
@@ -131,9 +139,15 @@ pub struct Writer {
 }
 
 impl Writer {
-    /// Starts the writer thread on `conn`, with `capture` installed on it.
-    pub fn start(conn: Conn, capture: Arc<dyn Capture>) -> super::Result<Writer> {
-        Writer::start_reconnecting(conn, capture, None)
+    /// Starts the writer thread on `conn` (a data file's), with `capture`
+    /// installed on it; `watch` reads the file's commit position, for the
+    /// bookkeeping commits it records.
+    pub fn start(
+        conn: Conn,
+        capture: Arc<dyn Capture>,
+        watch: Arc<CommitWatch>,
+    ) -> super::Result<Writer> {
+        Writer::spawn(conn, capture, None, Some(watch))
     }
 
     /// [`Writer::start`], with the way to a new connection when the one it
@@ -143,7 +157,16 @@ impl Writer {
     pub fn start_reconnecting(
         conn: Conn,
         capture: Arc<dyn Capture>,
+        reconnect: Reconnect,
+    ) -> super::Result<Writer> {
+        Writer::spawn(conn, capture, Some(reconnect), None)
+    }
+
+    fn spawn(
+        conn: Conn,
+        capture: Arc<dyn Capture>,
         reconnect: Option<Reconnect>,
+        watch: Option<Arc<CommitWatch>>,
     ) -> super::Result<Writer> {
         capture.install(&conn)?;
         let (head_sender, head) = watch::channel(capture.head(&conn)?);
@@ -157,6 +180,7 @@ impl Writer {
                     head: head_sender,
                     reconnect,
                     counted: None,
+                    watch,
                 };
                 writer.run(receiver)
             })
@@ -178,6 +202,7 @@ impl Writer {
     pub fn submit<T, F>(
         &self,
         actor: Arc<str>,
+        bookkeeping: bool,
         work: F,
     ) -> impl Future<Output = ApiResult<T>> + Send + 'static
     where
@@ -190,6 +215,7 @@ impl Writer {
             let (reply, answer) = oneshot::channel::<ApiResult<T>>();
             let job: Job = Box::new(PendingWrite {
                 actor,
+                bookkeeping,
                 work: Some(work),
                 result: None,
                 reply,
@@ -225,6 +251,9 @@ struct Thread {
     /// What the next transaction's BEGIN answers if no other process (nor
     /// the CLI) writes in between (`Conn::begin_writing`, PostgreSQL).
     counted: Option<u64>,
+    /// A data file's commit position, where bookkeeping commits are
+    /// recorded (none on PostgreSQL).
+    watch: Option<Arc<CommitWatch>>,
 }
 
 impl Thread {
@@ -242,6 +271,43 @@ impl Thread {
         self.conn = conn;
         log::info!("writer: connected to the database again");
         Ok(())
+    }
+
+    /// Before a batch that begins with a bookkeeping write, on a data file:
+    /// the count of other connections' commits seen (`PRAGMA data_version`)
+    /// and then the commit position.
+    fn bookkeeping_start(&self, batch: &[Job]) -> Option<(i64, Option<super::stamp::Stamp>)> {
+        let watch = self.watch.as_ref()?;
+        if !batch.first()?.bookkeeping() {
+            return None;
+        }
+        let seen = data_version(&self.conn)?;
+        Some((seen, watch.stamp()))
+    }
+
+    /// After that batch: when every write of it was bookkeeping, all were
+    /// committed, nothing entered the change log, and no other connection
+    /// committed meanwhile (the count of their commits did not move, read
+    /// after the position), the positions before and after hold the same
+    /// data ([`CommitWatch::bookkept`]).
+    fn bookkeeping_end(
+        &self,
+        (seen, before): (i64, Option<super::stamp::Stamp>),
+        appended: Option<u64>,
+        answers: &[(Job, ApiResult<()>)],
+    ) {
+        let Some(watch) = &self.watch else { return };
+        let only_bookkeeping = !answers.is_empty()
+            && answers
+                .iter()
+                .all(|(job, committed)| job.bookkeeping() && committed.is_ok());
+        if appended.is_some() || !only_bookkeeping {
+            return;
+        }
+        let after = watch.stamp();
+        if data_version(&self.conn) == Some(seen) {
+            watch.bookkept(before, after);
+        }
     }
 
     fn run(mut self, mut receiver: mpsc::Receiver<Job>) {
@@ -262,6 +328,7 @@ impl Thread {
                 std::thread::sleep(RECONNECT_PAUSE);
                 continue;
             }
+            let bookkeeping = self.bookkeeping_start(&batch);
             let (appended, answers) = commit_batch(
                 &self.conn,
                 &*self.capture,
@@ -269,6 +336,9 @@ impl Thread {
                 &mut batch,
                 || receiver.try_recv().ok(),
             );
+            if let Some(before) = bookkeeping {
+                self.bookkeeping_end(before, appended, &answers);
+            }
             // The head moves before any caller hears of its commit: a client
             // that saw its write acknowledged finds it below the head.
             if let Some(last) = appended {
@@ -283,6 +353,14 @@ impl Thread {
             }
         }
     }
+}
+
+/// SQLite's count of commits by other connections, as this one has seen
+/// them (`PRAGMA data_version`: unchanged by its own commits).
+fn data_version(conn: &Conn) -> Option<i64> {
+    conn.sqlite()
+        .query_row("PRAGMA data_version", [], |row| row.get(0))
+        .ok()
 }
 
 fn shutting_down() -> ApiError {
@@ -566,6 +644,68 @@ mod tests {
             .await
             .expect("read");
         assert_eq!(stored, 0, "nothing of the batch was stored");
+        db.close().expect("close");
+    }
+
+    /// A commit of bookkeeping only leaves the data the caches hold as it
+    /// was: its position counts as the same data as the one before it. A
+    /// commit of data, or a batch mixing the two, does not.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_bookkeeping_commit_keeps_the_same_data_and_a_data_commit_does_not() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let db = Db::open(
+            &dir.path().join("bookkeeping.db"),
+            2,
+            None,
+            std::sync::Arc::new(super::NoCapture),
+        )
+        .expect("open");
+        db.write(|conn| {
+            Ok(conn.execute_batch("CREATE TABLE t (x INTEGER); INSERT INTO t VALUES (1)")?)
+        })
+        .await
+        .expect("table");
+        fn bookkeeping(
+            db: &Db,
+        ) -> impl std::future::Future<Output = crate::error::ApiResult<()>> + Send + 'static
+        {
+            db.write_bookkeeping(std::sync::Arc::from("statistics"), |conn| {
+                Ok(conn.execute_batch("UPDATE t SET x = x + 1")?)
+            })
+        }
+        let start = db.stamp().await;
+        assert!(start.is_some());
+        bookkeeping(&db).await.expect("bookkeeping");
+        let kept = db.stamp().await;
+        assert_ne!(kept, start, "the bookkeeping write was committed");
+        assert!(db.same_data(start, kept), "bookkeeping keeps the data");
+        bookkeeping(&db).await.expect("bookkeeping again");
+        let twice = db.stamp().await;
+        assert!(db.same_data(start, twice), "two in a row too");
+        assert!(!db.same_data(twice, start), "never backwards");
+        db.write(|conn| Ok(conn.execute_batch("INSERT INTO t VALUES (2)")?))
+            .await
+            .expect("data");
+        let changed = db.stamp().await;
+        assert!(
+            !db.same_data(twice, changed),
+            "a data commit changes the data"
+        );
+        assert!(!db.same_data(start, changed));
+        // A bookkeeping write batched with a data write is a data commit.
+        let (_hold_dir, held, hold) = held_store(std::sync::Arc::new(super::NoCapture)).await;
+        let before = held.stamp().await;
+        let both = (
+            tokio::spawn(bookkeeping(&held)),
+            tokio::spawn(held.write(|conn| Ok(conn.execute_batch("INSERT INTO t VALUES ('c')")?))),
+        );
+        hold.await.expect("join").expect("hold");
+        both.0.await.expect("join").expect("bookkeeping");
+        both.1.await.expect("join").expect("data");
+        assert!(!held.same_data(before, held.stamp().await));
+        // An unknown position is never the same.
+        assert!(!db.same_data(None, db.stamp().await));
+        held.close().expect("close");
         db.close().expect("close");
     }
 }

@@ -141,7 +141,7 @@ impl AccessLog {
         let mut line = String::with_capacity(96 + target.len());
         push_timestamp(&mut line);
         line.push_str(" [INFO] access: ");
-        let _ = write!(line, "{remote}");
+        push_remote(&mut line, remote);
         line.push(' ');
         line.push_str(method);
         line.push(' ');
@@ -275,6 +275,26 @@ fn emit(sink: &mut Sink, buffer: &mut Vec<u8>, failed_since: &mut Option<Instant
 }
 
 /// Decimal digits of `n`.
+/// `remote` as `Display` writes it; IPv4 without the formatter (a fifth of
+/// the line's cost went there).
+fn push_remote(line: &mut String, remote: SocketAddr) {
+    match remote {
+        SocketAddr::V4(v4) => {
+            for (i, octet) in v4.ip().octets().into_iter().enumerate() {
+                if i > 0 {
+                    line.push('.');
+                }
+                push_number(line, u64::from(octet));
+            }
+            line.push(':');
+            push_number(line, u64::from(v4.port()));
+        }
+        SocketAddr::V6(_) => {
+            let _ = write!(line, "{remote}");
+        }
+    }
+}
+
 fn push_number(line: &mut String, mut n: u64) {
     let mut digits = [0u8; 20];
     let mut at = digits.len();
@@ -361,5 +381,21 @@ mod tests {
         push_timestamp(&mut line);
         assert_eq!(line.len(), "2026-11-24T01:06:19.123Z".len(), "{line}");
         assert!(line.ends_with('Z') && line.as_bytes()[10] == b'T', "{line}");
+    }
+
+    #[test]
+    fn a_remote_address_reads_as_its_display() {
+        for remote in [
+            "127.0.0.1:8080",
+            "10.200.3.45:65535",
+            "0.0.0.0:0",
+            "[::1]:443",
+            "[2001:db8::7]:9",
+        ] {
+            let remote: SocketAddr = remote.parse().unwrap();
+            let mut line = String::new();
+            super::push_remote(&mut line, remote);
+            assert_eq!(line, remote.to_string());
+        }
     }
 }

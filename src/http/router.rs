@@ -24,6 +24,10 @@ pub struct Route<H> {
 
 pub struct Router<H> {
     routes: Vec<Route<H>>,
+    /// The routes (positions in `routes`, in order) by their number of
+    /// segments and first segment (`None`: a parameter): a path is matched
+    /// only against patterns of its own length that begin as it does.
+    index: std::collections::HashMap<(usize, Option<&'static str>), Vec<usize>>,
 }
 
 /// A matched route and the values of its path parameters.
@@ -34,14 +38,17 @@ pub struct Matched<'r, H> {
 
 impl<H> Default for Router<H> {
     fn default() -> Self {
-        Router { routes: Vec::new() }
+        Router {
+            routes: Vec::new(),
+            index: std::collections::HashMap::new(),
+        }
     }
 }
 
 impl<H> Router<H> {
     /// Adds a route. Patterns are written like `/ports/{clientCode}`.
     pub fn add(&mut self, method: Method, pattern: &'static str, target: H) {
-        let segments = pattern
+        let segments: Vec<Segment> = pattern
             .split('/')
             .filter(|s| !s.is_empty())
             .map(
@@ -59,6 +66,14 @@ impl<H> Router<H> {
             "route {} {pattern} registered twice",
             method.as_str()
         );
+        let first = match segments.first() {
+            Some(Segment::Literal(literal)) => Some(*literal),
+            Some(Segment::Param(_)) | None => None,
+        };
+        self.index
+            .entry((segments.len(), first))
+            .or_default()
+            .push(self.routes.len());
         self.routes.push(Route {
             method,
             pattern,
@@ -78,7 +93,24 @@ impl<H> Router<H> {
     pub fn resolve(&self, method: Method, path: &[String]) -> Result<Matched<'_, H>, ApiError> {
         let mut best: Option<(&Route<H>, usize)> = None;
         let mut allowed: Vec<&'static str> = Vec::new();
-        for route in &self.routes {
+        let literal = path
+            .first()
+            .and_then(|first| self.index.get(&(path.len(), Some(first.as_str()))));
+        let param = self.index.get(&(path.len(), None));
+        let merged: Vec<usize>;
+        let candidates: &[usize] = match (literal, param) {
+            (Some(only), None) | (None, Some(only)) => only,
+            (None, None) => &[],
+            // In the order of the table, as each list is: of two patterns
+            // that fit equally well, the first registered wins.
+            (Some(literal), Some(param)) => {
+                let mut both: Vec<usize> = literal.iter().chain(param).copied().collect();
+                both.sort_unstable();
+                merged = both;
+                &merged
+            }
+        };
+        for route in candidates.iter().map(|&i| &self.routes[i]) {
             let Some(literals) = route.matches(path) else {
                 continue;
             };
@@ -198,5 +230,38 @@ mod tests {
             Ok(_) => panic!("expected an error"),
             Err(e) => e,
         }
+    }
+
+    /// Patterns that begin with a parameter are found beside those that
+    /// begin with the path's literal, and the most literal one wins.
+    #[test]
+    fn a_pattern_beginning_with_a_parameter_is_still_a_candidate() {
+        let mut r = Router::default();
+        r.add(Method::Get, "/{kind}/list", 1);
+        r.add(Method::Get, "/ports/list", 2);
+        r.add(Method::Put, "/{kind}/{id}", 3);
+        assert_eq!(
+            r.resolve(Method::Get, &path("/ports/list"))
+                .unwrap()
+                .route
+                .target,
+            2
+        );
+        assert_eq!(
+            r.resolve(Method::Get, &path("/docks/list"))
+                .unwrap()
+                .route
+                .target,
+            1
+        );
+        assert_eq!(
+            r.resolve(Method::Put, &path("/ports/7"))
+                .unwrap()
+                .route
+                .target,
+            3
+        );
+        let refused = r.resolve(Method::Get, &path("/ports/7")).err().unwrap();
+        assert_eq!(refused.status(), 405);
     }
 }

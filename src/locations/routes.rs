@@ -162,8 +162,8 @@ pub async fn search(ctx: Ctx, catalog: Catalog) -> ApiResult<Response> {
 pub async fn get(ctx: Ctx, catalog: Catalog) -> ApiResult<Response> {
     ctx.user()?;
     let code = client_code(&ctx)?;
-    let cache_key = format!("{}/{code}", catalog.key());
-    if let Some(body) = ctx.cached(&cache_key) {
+    let cache_key = crate::db::cache::Key::new(&[catalog.key(), "/", &code]);
+    if let Some(body) = cache_key.as_ref().and_then(|key| ctx.cached(key)) {
         return Ok(Response::json_bytes(200, body));
     }
     let lookup = code.clone();
@@ -172,7 +172,9 @@ pub async fn get(ctx: Ctx, catalog: Catalog) -> ApiResult<Response> {
         .await?;
     let location = found.ok_or_else(|| not_found(catalog, &code))?;
     let body = Bytes::from(serde_json::to_vec(&location).map_err(ApiError::internal)?);
-    ctx.remember(read_at, cache_key, body.clone());
+    if let Some(key) = cache_key {
+        ctx.remember(read_at, key, body.clone());
+    }
     Ok(Response::json_bytes(200, body))
 }
 
