@@ -1,7 +1,8 @@
 //! The planner's statistics, kept fresh off the request path. The lists do
 //! not need them for their plans (one index per access path, schema version
-//! 7, and the two joins of the workspace lists name their index; the plans
-//! are tested without statistics, with fresh ones and with stale ones), but
+//! 7, and the workspace lists name their indexes; the plans are tested
+//! without statistics, with fresh ones, with stale ones and with stale ones
+//! refreshed by [`refresh`]), but
 //! the planner still weighs indexes with them where a query could use
 //! several, and statistics taken on a small file would stay wrong as it
 //! grows. So a background task looks shortly after start and then every

@@ -215,9 +215,13 @@ pub fn list(
         // membership index alone (SQLite omits an unused LEFT JOIN on a key).
         // The workspace is found by its key, whatever the statistics say:
         // statistics taken while the table held one row made the planner
-        // scan it for every member instead.
+        // scan it for every member instead. And the members are read in the
+        // order of their list index: statistics taken on one row and then
+        // refreshed for the tables that grew made it search the primary key
+        // and sort the page.
         &format!(
-            "FROM workspace_members m LEFT JOIN workspaces w{} ON w.id = m.workspace_id",
+            "FROM workspace_members m{} LEFT JOIN workspaces w{} ON w.id = m.workspace_id",
+            conn.dialect().indexed_by("workspace_members_list"),
             conn.dialect().indexed_by("sqlite_autoindex_workspaces_1")
         ),
         "m.tenant = ?",
