@@ -33,6 +33,17 @@
 //! their entries across it instead of starting over. Without that, the
 //! statistics refresh and every session's expiry refresh emptied the read
 //! cache of a server that only reads.
+//!
+//! And one the header itself shows: a WAL restart. Once a checkpoint has
+//! copied every frame back into the file, the next writer starts the WAL over
+//! when it writes its first frame: it publishes a header with no frames and
+//! the next salt, the change counter unchanged, and only then writes its
+//! frames, flushes and publishes its commit. Readers can see that header in
+//! between (for as long as the flush takes), and it holds the very data of the
+//! header before it, all of it in the file now ([`restarted`]). Taken for a
+//! change, it emptied the read cache of a server that only reads whenever a
+//! session's expiry refresh restarted the WAL: the bookkeeping commit was
+//! recorded, but the restart header a request had read in between was not.
 
 use std::collections::VecDeque;
 use std::fs::File;
@@ -133,6 +144,36 @@ impl Stamp {
     }
 }
 
+impl Stamp {
+    /// The same header, or one the other's WAL restart: the same data.
+    fn same_position(self, other: Stamp) -> bool {
+        match (self, other) {
+            (Stamp::Wal(a), Stamp::Wal(b)) => a == b || restarted(&a, &b) || restarted(&b, &a),
+            (a, b) => a == b,
+        }
+    }
+}
+
+/// Whether WAL-index header `to` is `from` with the WAL started over and
+/// nothing committed since (SQLite's `walRestartHdr`): the same version,
+/// change counter, page size and database size, no frames, and the first
+/// salt one more (big-endian, as the WAL file's header stores it). Every
+/// commit moves the change counter, so the data is `from`'s.
+fn restarted(from: &[u8; HEADER_LEN], to: &[u8; HEADER_LEN]) -> bool {
+    // iVersion, unused, iChange, isInit, bigEndCksum, szPage.
+    const SAME_PREFIX: std::ops::Range<usize> = 0..16;
+    const MX_FRAME: usize = 16;
+    const N_PAGE: usize = 20;
+    const SALT_0: usize = 32;
+    let word = |h: &[u8; HEADER_LEN], at: usize| [h[at], h[at + 1], h[at + 2], h[at + 3]];
+    from[SAME_PREFIX] == to[SAME_PREFIX]
+        && u32::from_ne_bytes(word(to, MX_FRAME)) == 0
+        && u32::from_ne_bytes(word(from, MX_FRAME)) != 0
+        && word(from, N_PAGE) == word(to, N_PAGE)
+        && u32::from_be_bytes(word(to, SALT_0))
+            == u32::from_be_bytes(word(from, SALT_0)).wrapping_add(1)
+}
+
 /// Bookkeeping commits remembered: a cache that fell further behind than
 /// this many of them in a row starts over.
 const BOOKKEPT_KEPT: usize = 8;
@@ -167,16 +208,17 @@ impl CommitWatch {
 
     /// Whether the store holds the same data at `now` as it did at `then`:
     /// the same header, or only bookkeeping commits in between.
+    /// A header and its WAL restart count as one position.
     pub fn same_data(&self, then: Stamp, now: Stamp) -> bool {
-        if then == now {
+        if then.same_position(now) {
             return true;
         }
         let kept = self.bookkept.lock().unwrap_or_else(|p| p.into_inner());
         let mut at = then;
         // Each step moves to a later header; the chain is at most the list.
         for _ in 0..kept.len() {
-            match kept.iter().find(|(before, _)| *before == at) {
-                Some((_, after)) if *after == now => return true,
+            match kept.iter().find(|(before, _)| before.same_position(at)) {
+                Some((_, after)) if after.same_position(now) => return true,
                 Some((_, after)) => at = *after,
                 None => return false,
             }
@@ -250,5 +292,76 @@ mod tests {
         );
         drop((writer, other));
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A writer restarts the WAL when it writes its first frame after a
+    /// checkpoint copied every frame back, and readers see that header before
+    /// its commit: the same data as the header before it.
+    #[test]
+    fn a_wal_restart_holds_the_data_of_the_header_before_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("restart.db");
+        let writer = crate::db::open_connection(&path).unwrap();
+        writer
+            .execute_batch("CREATE TABLE t (x BLOB); INSERT INTO t VALUES (zeroblob(1000));")
+            .unwrap();
+        writer
+            .query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))
+            .unwrap();
+        let watch = CommitWatch::new(&path);
+        let before = watch.stamp().expect("a WAL index exists");
+        // A transaction larger than the page cache writes frames before its
+        // commit: the restart is published while it is still open.
+        writer
+            .execute_batch(
+                "PRAGMA cache_size = 10; BEGIN;
+                 INSERT INTO t WITH RECURSIVE n(i) AS
+                     (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 400)
+                 SELECT zeroblob(1000) FROM n;",
+            )
+            .unwrap();
+        let restarted = watch.stamp().unwrap();
+        assert_ne!(restarted, before, "the restart published a header");
+        assert!(
+            watch.same_data(before, restarted) && watch.same_data(restarted, before),
+            "a restart is the same data"
+        );
+        writer.execute_batch("COMMIT").unwrap();
+        let after = watch.stamp().unwrap();
+        assert!(!watch.same_data(before, after), "a commit of data");
+        assert!(!watch.same_data(restarted, after), "a commit of data");
+        // Had it been bookkeeping, both headers before it would hold after it.
+        watch.bookkept(Some(before), Some(after));
+        assert!(watch.same_data(before, after));
+        assert!(watch.same_data(restarted, after));
+    }
+
+    #[test]
+    fn only_a_restart_s_pattern_is_the_same_position() {
+        let header = |change: u32, frames: u32, pages: u32, salt: u32| {
+            let mut h = [0u8; super::HEADER_LEN];
+            h[0..4].copy_from_slice(&3_007_000u32.to_ne_bytes());
+            h[8..12].copy_from_slice(&change.to_ne_bytes());
+            h[12] = 1;
+            h[14..16].copy_from_slice(&4096u16.to_ne_bytes());
+            h[16..20].copy_from_slice(&frames.to_ne_bytes());
+            h[20..24].copy_from_slice(&pages.to_ne_bytes());
+            h[32..36].copy_from_slice(&salt.to_be_bytes());
+            super::Stamp::Wal(h)
+        };
+        let watch = CommitWatch::new(std::path::Path::new("/nonexistent/none.db"));
+        let at = header(5, 4, 100, 7);
+        assert!(watch.same_data(at, header(5, 0, 100, 8)), "a restart");
+        assert!(
+            !watch.same_data(at, header(6, 0, 100, 8)),
+            "a commit moved the counter"
+        );
+        assert!(!watch.same_data(at, header(5, 1, 100, 8)), "frames written");
+        assert!(!watch.same_data(at, header(5, 0, 101, 8)), "another size");
+        assert!(
+            !watch.same_data(at, header(5, 0, 100, 9)),
+            "not the next salt"
+        );
+        assert!(!watch.same_data(at, header(5, 4, 100, 8)), "not a restart");
     }
 }
