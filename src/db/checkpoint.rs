@@ -16,7 +16,9 @@ use std::time::Duration;
 /// The writer's own automatic checkpoint threshold, in pages.
 pub const WRITER_AUTOCHECKPOINT_PAGES: u32 = 4000;
 
-/// How often the background checkpoint runs.
+/// How often the background checkpoint runs. A tenth as often (500 ms) made
+/// no difference to the PUT's throughput (eight interleaved rounds, median
+/// ratio 1.007): what a checkpoint copies is not what the writer waits on.
 const INTERVAL: Duration = Duration::from_millis(50);
 
 pub struct Checkpointer {

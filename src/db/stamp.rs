@@ -142,9 +142,7 @@ impl Stamp {
     pub fn from_header(header: [u8; HEADER_LEN]) -> Stamp {
         Stamp::Wal(header)
     }
-}
 
-impl Stamp {
     /// The same header, or one the other's WAL restart: the same data.
     fn same_position(self, other: Stamp) -> bool {
         match (self, other) {
