@@ -2,7 +2,8 @@
 //!
 //! [`install`] makes every covered table (`sources.rs`) note its changes on
 //! one connection, and [`record`] then turns what one write noted into change
-//! entries, in the same transaction, right after the write's own savepoint:
+//! entries, in the same transaction, right after the write's own savepoint
+//! (before it is released on PostgreSQL: `Dialect::records_before_release`):
 //! the writer thread calls it after every write (`db::writer::Capture`), so no
 //! handler can forget it, and fails the whole batch if it cannot record. A
 //! write that fails is rolled back with its notes and copies

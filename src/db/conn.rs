@@ -209,6 +209,31 @@ impl Conn {
         }
     }
 
+    /// Runs a statement with no parameters and no rows (the writer's
+    /// `SAVEPOINT` and `RELEASE`): at once on SQLite; on PostgreSQL held back
+    /// to travel with the next statement (`pg::Client::defer`), so that the
+    /// writer's `RELEASE` and the next write's `SAVEPOINT` take one round trip
+    /// together, and the last `RELEASE` goes with the `COMMIT`.
+    pub(crate) fn execute_soon(&self, sql: &str) -> Result<()> {
+        match self {
+            Conn::Sqlite(_) => self.prepare_cached(sql)?.execute([]).map(|_| ()),
+            Conn::Pg(client) => {
+                client.defer(sql);
+                Ok(())
+            }
+        }
+    }
+
+    /// Rolls the transaction back. What [`Conn::execute_soon`] held back is
+    /// dropped, not sent: a held-back statement that failed would stop the
+    /// `ROLLBACK` sent after it in the same text.
+    pub(crate) fn rollback(&self) -> Result<()> {
+        if let Conn::Pg(client) = self {
+            client.forget_deferred();
+        }
+        self.execute_batch("ROLLBACK")
+    }
+
     /// The first row of one statement (prepared for this use), mapped by `f`;
     /// [`Error::is_no_rows`] when there is none (see [`OptionalExtension`]).
     pub fn query_row<T, P, F>(&self, sql: &str, params: P, f: F) -> Result<T>
@@ -258,7 +283,9 @@ impl Conn {
             Conn::Pg(_) if appended => {
                 self.execute_batch(&format!("{}; COMMIT", pg::listen::announce()))
             }
-            _ => {
+            // A simple query: it takes what `execute_soon` held back along.
+            Conn::Pg(client) => Ok(client.batch_execute("COMMIT")?),
+            Conn::Sqlite(_) => {
                 self.prepare_cached("COMMIT")?.execute([])?;
                 Ok(())
             }

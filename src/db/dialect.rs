@@ -50,6 +50,18 @@ pub static POSTGRES: Dialect = Dialect {
 };
 
 impl Dialect {
+    /// Whether the writer records a write's changes before releasing its
+    /// savepoint rather than after. SQLite: after, so that the change log's
+    /// pages are not copied to a savepoint journal by every write (a local
+    /// call each way). PostgreSQL: before, so that the `RELEASE` is held back
+    /// and goes with the next write's `SAVEPOINT` in one round trip
+    /// (`Conn::execute_soon`); each round trip the writer waits on costs
+    /// about 8% of a PUT's throughput there (docs/design/postgresql.md 10).
+    /// Either way a write whose changes cannot be recorded fails its batch.
+    pub fn records_before_release(&self) -> bool {
+        self.engine == Engine::Postgres
+    }
+
     /// The value at `path` (`$.a.b`: keys separated by dots, no array
     /// indexes) of the `body` column, NULL where the key is missing or holds
     /// JSON null. The path is written literally, as the expression indexes

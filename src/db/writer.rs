@@ -31,7 +31,8 @@ pub trait Capture: Send + Sync + 'static {
     /// Prepares the writer's connection, once.
     fn install(&self, conn: &Conn) -> super::Result<()>;
     /// Records what the write just run by `actor` changed, in the batch's
-    /// transaction right after the write's savepoint was released; returns
+    /// transaction right after the write's savepoint was released (SQLite)
+    /// or just before (PostgreSQL: `Dialect::records_before_release`); returns
     /// the last change sequence it appended, if any. An error fails the
     /// whole batch.
     fn record(&self, conn: &Conn, actor: &str) -> ApiResult<Option<u64>>;
@@ -424,42 +425,49 @@ fn commit_batch(
             in_transaction = true;
             TRANSACTION.with(|t| t.set(t.get().wrapping_add(1).max(1)));
         }
-        if let Err(err) = conn
-            .prepare_cached("SAVEPOINT request")
-            .and_then(|mut s| s.execute([]))
-        {
+        if let Err(err) = conn.execute_soon("SAVEPOINT request") {
             job.deliver(Err(ApiError::from(err)));
             continue;
         }
-        let keep = job.run(conn);
+        let mut keep = job.run(conn);
         if !keep {
             capture.discard();
         }
+        // A write whose changes cannot be recorded fails the whole batch
+        // (below), so no change is ever committed without its entry.
+        let mut record = |job: &Job| match capture.record(conn, job.actor()) {
+            Ok(last) => {
+                last_change = last.or(last_change);
+                true
+            }
+            Err(err) => {
+                log::error!("cannot record a write's changes: {}", err.chain());
+                unrecorded.get_or_insert(err);
+                false
+            }
+        };
         let mut abandoned = conn.is_autocommit();
         if !abandoned {
+            let before_release = conn.dialect().records_before_release();
+            if keep && before_release && !record(&job) {
+                // Its savepoint is rolled back below, which keeps the
+                // transaction usable for the rest of the batch.
+                capture.discard();
+                keep = false;
+            }
             let closed = if keep {
-                conn.prepare_cached("RELEASE request")
-                    .and_then(|mut s| s.execute([]))
-                    .map(|_| ())
+                conn.execute_soon("RELEASE request")
             } else {
                 conn.execute_batch("ROLLBACK TO request; RELEASE request")
             };
             if let Err(err) = &closed {
                 log::error!("writer cannot close a savepoint: {err}");
             }
-            if keep && closed.is_ok() {
-                // Recorded after the write's savepoint is released, in the
-                // batch's transaction: the log's pages are not copied to a
-                // savepoint journal by every write. A write whose changes
-                // cannot be recorded fails the whole batch (below), so no
-                // change is ever committed without its entry.
-                match capture.record(conn, job.actor()) {
-                    Ok(last) => last_change = last.or(last_change),
-                    Err(err) => {
-                        log::error!("cannot record a write's changes: {}", err.chain());
-                        unrecorded.get_or_insert(err);
-                    }
-                }
+            if keep && closed.is_ok() && !before_release {
+                // Recorded after the write's savepoint is released (SQLite),
+                // in the batch's transaction: the log's pages are not copied
+                // to a savepoint journal by every write.
+                record(&job);
                 abandoned = conn.is_autocommit();
             }
         }
@@ -486,7 +494,7 @@ fn commit_batch(
         return (None, Vec::new());
     }
     if let Some(err) = unrecorded {
-        let _ = conn.execute_batch("ROLLBACK");
+        let _ = conn.rollback();
         capture.discard();
         for job in done {
             job.deliver(Err(clone_error(&err)));
@@ -496,7 +504,7 @@ fn commit_batch(
     let committed = conn.commit(last_change.is_some()).map_err(|err| {
         let err = ApiError::from(err);
         log::error!("writer commit failed: {err}");
-        let _ = conn.execute_batch("ROLLBACK");
+        let _ = conn.rollback();
         capture.discard();
         err
     });

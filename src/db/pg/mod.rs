@@ -81,6 +81,8 @@ pub struct Client {
     inner: RefCell<Inner>,
     /// When the server last answered a statement.
     answered: std::cell::Cell<std::time::Instant>,
+    /// Statements held back by [`Client::defer`], each followed by `;`.
+    deferred: RefCell<String>,
 }
 
 struct Inner {
@@ -112,7 +114,50 @@ impl Client {
                 prepared: 0,
             }),
             answered: std::cell::Cell::new(std::time::Instant::now()),
+            deferred: RefCell::new(String::new()),
         })
+    }
+
+    /// Holds back a statement with no parameters and no rows (the writer's
+    /// `SAVEPOINT` and `RELEASE`) to go with the next one: in front of the
+    /// next simple query's text ([`Client::batch_execute`],
+    /// [`Client::batch_first`]), or, before the next prepared statement, as
+    /// one simple query with whatever else was held back. The statements run
+    /// in the order of the calls; an error of a held-back one is the error of
+    /// the call that sent it.
+    pub fn defer(&self, sql: &str) {
+        let mut deferred = self.deferred.borrow_mut();
+        deferred.push_str(sql);
+        deferred.push_str(";\n");
+    }
+
+    /// Drops what [`Client::defer`] held back (the transaction it belonged
+    /// to is being rolled back).
+    pub fn forget_deferred(&self) {
+        self.deferred.borrow_mut().clear();
+    }
+
+    /// `sql` after what [`Client::defer`] held back, which is now sent.
+    fn with_deferred<'s>(&self, sql: &'s str) -> std::borrow::Cow<'s, str> {
+        let mut deferred = self.deferred.borrow_mut();
+        if deferred.is_empty() {
+            std::borrow::Cow::Borrowed(sql)
+        } else {
+            let mut text = std::mem::take(&mut *deferred);
+            text.push_str(sql);
+            std::borrow::Cow::Owned(text)
+        }
+    }
+
+    /// Sends what [`Client::defer`] held back, if anything (before a
+    /// prepared statement, which cannot share a simple query's text).
+    fn send_deferred(&self) -> Result<()> {
+        let deferred = std::mem::take(&mut *self.deferred.borrow_mut());
+        if !deferred.is_empty() {
+            self.inner.borrow_mut().client.batch_execute(&deferred)?;
+            self.answered.set(std::time::Instant::now());
+        }
+        Ok(())
     }
 
     /// Runs one statement; the number of rows it changed (for a SELECT, the
@@ -154,7 +199,8 @@ impl Client {
     /// Runs statements separated by `;`, with no parameters and no
     /// placeholder rewrite (the schema, `BEGIN`/`COMMIT`, `SET`).
     pub fn batch_execute(&self, sql: &str) -> Result<()> {
-        self.inner.borrow_mut().client.batch_execute(sql)?;
+        let sql = self.with_deferred(sql);
+        self.inner.borrow_mut().client.batch_execute(&sql)?;
         self.answered.set(std::time::Instant::now());
         Ok(())
     }
@@ -163,7 +209,8 @@ impl Client {
     /// (one round trip), answering the first column of the first row any of
     /// them returned, as text.
     pub fn batch_first(&self, sql: &str) -> Result<Option<String>> {
-        let messages = self.inner.borrow_mut().client.simple_query(sql)?;
+        let sql = self.with_deferred(sql);
+        let messages = self.inner.borrow_mut().client.simple_query(&sql)?;
         self.answered.set(std::time::Instant::now());
         Ok(messages.iter().find_map(|message| match message {
             postgres::SimpleQueryMessage::Row(row) => row.get(0).map(String::from),
@@ -266,6 +313,7 @@ impl Client {
         sql: &str,
         f: impl FnOnce(&mut postgres::Client, &postgres::Statement) -> Result<T, postgres::Error>,
     ) -> Result<T> {
+        self.send_deferred()?;
         let mut inner = self.inner.borrow_mut();
         let inner = &mut *inner;
         inner.uses += 1;

@@ -184,6 +184,79 @@ fn a_failed_transaction_leaves_nothing_and_a_committed_one_stays() {
     assert_eq!(count(&client), Value::Integer(1));
 }
 
+/// The writer's `SAVEPOINT` and `RELEASE` are held back to travel with the
+/// next statement (`Conn::execute_soon`): they run before it, in the order
+/// held back, within a transaction as outside one; an error of a held-back
+/// statement is the next call's, and nothing of it is left for the call
+/// after; a rollback drops what is held back.
+#[test]
+fn held_back_statements_run_before_the_next_one_in_order_and_a_rollback_drops_them() {
+    let (_, client) = fresh();
+    client
+        .batch_execute("CREATE TABLE t (id bigint PRIMARY KEY)")
+        .unwrap();
+    let ids = |c: &Client| -> Vec<Value> {
+        c.query("SELECT id FROM t ORDER BY id", &[])
+            .unwrap()
+            .into_iter()
+            .map(|row| row[0].clone())
+            .collect()
+    };
+    // A batch as the writer runs it: the second write fails and is rolled
+    // back to its savepoint, the first and third stay; the last RELEASE goes
+    // with the COMMIT.
+    client.batch_execute("BEGIN").unwrap();
+    client.defer("SAVEPOINT request");
+    client
+        .execute("INSERT INTO t VALUES (?1)", &[Value::Integer(1)])
+        .unwrap();
+    client.defer("RELEASE request");
+    client.defer("SAVEPOINT request");
+    let duplicate = client.execute("INSERT INTO t VALUES (?1)", &[Value::Integer(1)]);
+    assert!(
+        matches!(duplicate, Err(Error::Unique { .. })),
+        "{duplicate:?}"
+    );
+    client
+        .batch_execute("ROLLBACK TO request; RELEASE request")
+        .unwrap();
+    client.defer("SAVEPOINT request");
+    client
+        .execute("INSERT INTO t VALUES (?1)", &[Value::Integer(3)])
+        .unwrap();
+    client.defer("RELEASE request");
+    client.batch_execute("COMMIT").unwrap();
+    assert_eq!(ids(&client), [Value::Integer(1), Value::Integer(3)]);
+
+    // In order, before the next statement, prepared or simple.
+    client.defer("INSERT INTO t VALUES (4)");
+    client.defer("UPDATE t SET id = 5 WHERE id = 4");
+    assert_eq!(
+        client
+            .query_row("SELECT count(*) FROM t WHERE id = 5", &[])
+            .unwrap()
+            .unwrap()[0],
+        Value::Integer(1)
+    );
+    client.defer("DELETE FROM t WHERE id = 5");
+    assert_eq!(
+        client.batch_first("SELECT count(*) FROM t").unwrap(),
+        Some("2".to_string())
+    );
+
+    // A held-back statement's error is the next call's; that call's own
+    // statement did not run, and nothing is held back any more.
+    client.defer("INSERT INTO t VALUES (1)");
+    let failed = client.execute("INSERT INTO t VALUES (?1)", &[Value::Integer(6)]);
+    assert!(matches!(failed, Err(Error::Unique { .. })), "{failed:?}");
+    assert_eq!(ids(&client), [Value::Integer(1), Value::Integer(3)]);
+
+    // Forgotten, not sent.
+    client.defer("INSERT INTO t VALUES (7)");
+    client.forget_deferred();
+    assert_eq!(ids(&client), [Value::Integer(1), Value::Integer(3)]);
+}
+
 /// The store runs its SQL on `spawn_blocking` threads of the server's Tokio
 /// runtime. The driver blocks on a runtime of its own there, which Tokio
 /// allows (it refuses only inside a runtime's async context).

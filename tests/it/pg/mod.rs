@@ -18,6 +18,7 @@ mod schema;
 mod seam;
 mod tls;
 mod types;
+mod writer;
 
 use quayside::db::pg::{Client, ConnectOptions};
 use quayside::locations::model::LocationFields;
