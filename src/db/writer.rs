@@ -539,7 +539,6 @@ mod tests {
     use std::time::Duration;
 
     use crate::db::Db;
-    use crate::error::ApiError;
 
     /// A store with a table `t`, and a write holding the writer for 150 ms:
     /// writes queued in the meantime join its batch, after it.
@@ -561,98 +560,6 @@ mod tests {
         }));
         tokio::time::sleep(Duration::from_millis(30)).await;
         (dir, db, hold)
-    }
-
-    /// Architecture invariant: one request's writes are one unit. Three writes
-    /// queued behind a held writer run as one batch; the one that fails after
-    /// writing leaves nothing, the two around it are committed.
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_failing_write_rolls_back_only_its_own_savepoint_in_a_batch() {
-        let (_dir, db, hold) = held_store(std::sync::Arc::new(crate::db::writer::NoCapture)).await;
-        let insert = |x: &'static str, fail: bool| {
-            db.write(move |conn| {
-                conn.execute("INSERT INTO t (x) VALUES (?1)", [x])?;
-                if fail {
-                    return Err(ApiError::conflict("test", "refused after writing"));
-                }
-                Ok(())
-            })
-        };
-        let (a, b, c) = (
-            tokio::spawn(insert("a", false)),
-            tokio::spawn(insert("b", true)),
-            tokio::spawn(insert("c", false)),
-        );
-        hold.await.expect("join").expect("hold");
-        assert!(a.await.expect("join").is_ok());
-        let refused = b.await.expect("join").expect_err("b fails");
-        assert_eq!(refused.code(), "test", "b answers its own error");
-        assert!(c.await.expect("join").is_ok());
-        let stored = db
-            .read(|conn, _| {
-                let mut rows = conn.prepare("SELECT x FROM t ORDER BY x")?;
-                let values = rows
-                    .query_map([], |row| row.get::<_, String>(0))?
-                    .collect::<Result<Vec<_>, _>>()?;
-                Ok(values)
-            })
-            .await
-            .expect("read");
-        assert_eq!(stored, vec!["a".to_string(), "c".to_string()]);
-        db.close().expect("close");
-    }
-
-    use crate::db::Conn;
-
-    /// A capture that cannot record the write of actor `refuse`.
-    struct Refusing;
-
-    impl super::Capture for Refusing {
-        fn install(&self, _: &Conn) -> crate::db::Result<()> {
-            Ok(())
-        }
-        fn record(&self, _: &Conn, actor: &str) -> crate::error::ApiResult<Option<u64>> {
-            if actor == "refuse" {
-                return Err(ApiError::internal("cannot record"));
-            }
-            Ok(None)
-        }
-        fn discard(&self) {}
-        fn head(&self, _: &Conn) -> crate::db::Result<u64> {
-            Ok(0)
-        }
-    }
-
-    /// Architecture invariant: no change is committed without its entry. A
-    /// write whose changes cannot be recorded fails its whole batch: nothing
-    /// of the batch is stored and every write in it answers the error.
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_write_that_cannot_be_recorded_fails_its_whole_batch() {
-        let (_dir, db, hold) = held_store(std::sync::Arc::new(Refusing)).await;
-        let insert = |x: &'static str, actor: &'static str| {
-            db.write_as(std::sync::Arc::from(actor), move |conn| {
-                conn.execute("INSERT INTO t (x) VALUES (?1)", [x])?;
-                Ok(())
-            })
-        };
-        let (a, b, c) = (
-            tokio::spawn(insert("a", "alice")),
-            tokio::spawn(insert("b", "refuse")),
-            tokio::spawn(insert("c", "alice")),
-        );
-        // The held write is of the same batch: it fails with the others.
-        let held = hold.await.expect("join").expect_err("the batch failed");
-        assert_eq!(held.status(), 500);
-        for answer in [a, b, c] {
-            let err = answer.await.expect("join").expect_err("the batch failed");
-            assert_eq!(err.status(), 500);
-        }
-        let stored: i64 = db
-            .read(|conn, _| Ok(conn.query_row("SELECT count(*) FROM t", [], |r| r.get(0))?))
-            .await
-            .expect("read");
-        assert_eq!(stored, 0, "nothing of the batch was stored");
-        db.close().expect("close");
     }
 
     /// A commit of bookkeeping only leaves the data the caches hold as it
