@@ -622,6 +622,11 @@ impl App {
                 Err(err) => return Response::error(&err),
             },
         };
+        // A session from the cache, or an answer from the read cache, shows
+        // what the batches committed by now wrote: the answer leaves once
+        // they are on disk (`db::durable`; a read of the store waits so by
+        // itself, a write's own answer comes after its flush).
+        let observed = self.db.observed();
         let ctx = Ctx {
             app: self.clone(),
             req,
@@ -637,9 +642,11 @@ impl App {
                 return Response::error(&err);
             }
         }
-        match answer {
+        let response = match answer {
             Ok(response) => response,
             Err(err) => Response::error(&err),
-        }
+        };
+        self.db.settled(observed).await;
+        response
     }
 }

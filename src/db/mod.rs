@@ -11,6 +11,7 @@ pub mod cache;
 pub mod checkpoint;
 pub mod conn;
 pub mod dialect;
+pub mod durable;
 mod error;
 pub mod lease;
 pub mod maintenance;
@@ -54,7 +55,8 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 const STATEMENT_CACHE: usize = 256;
 
 /// Pragmas every connection gets. `synchronous=FULL` makes a commit durable
-/// before it is acknowledged.
+/// before it returns (the server's writer alone sets `NORMAL` and flushes
+/// behind itself: [`durable`]).
 pub fn configure(conn: &rusqlite::Connection) -> rusqlite::Result<()> {
     conn.busy_timeout(BUSY_TIMEOUT)?;
     conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
@@ -259,6 +261,9 @@ pub struct Db {
     writer: Writer,
     /// SQLite's background checkpoint (none on PostgreSQL).
     checkpointer: Option<Arc<checkpoint::Checkpointer>>,
+    /// A data file's batches committed and flushed (`durable`; none on
+    /// PostgreSQL, whose COMMIT is durable when it returns).
+    durable: Option<Arc<durable::Durable>>,
     /// Where the store's commit position is read (the caches' basis).
     commits: Commits,
     /// PostgreSQL: other processes' commits that appended changes, heard
@@ -318,6 +323,12 @@ impl Db {
                 |_| Ok(()),
             )
             .map_err(|e| pragma("set the checkpoint threshold")(e.into()))?;
+        // The writer's COMMIT does not wait for the disk; its syncer flushes
+        // the WAL behind it, and callers hear of a write only after that
+        // (`durable`).
+        write_conn
+            .execute_batch("PRAGMA synchronous = NORMAL")
+            .map_err(|e| pragma("defer the writer's flush")(e.into()))?;
         if let Some(pages) = max_page_count {
             write_conn
                 .query_row(&format!("PRAGMA max_page_count = {pages}"), [], |_| Ok(()))
@@ -343,12 +354,25 @@ impl Db {
                 source,
             })?;
         let watch = Arc::new(CommitWatch::new(path));
+        let durable = Arc::new(durable::Durable::default());
+        let syncer =
+            durable::Syncer::start(path, durable.clone()).map_err(|source| StoreError::Thread {
+                what: "the thread that flushes the WAL",
+                source,
+            })?;
         Ok(Db {
             location: Location::File(path.to_path_buf()),
             readers: pool,
             read_slots: Arc::new(tokio::sync::Semaphore::new(read_slots(readers))),
-            writer: Writer::start(Conn::Sqlite(write_conn), capture, watch.clone())
-                .map_err(pragma("prepare the change log's capture"))?,
+            writer: Writer::start(
+                Conn::Sqlite(write_conn),
+                capture,
+                watch.clone(),
+                durable.clone(),
+                syncer,
+            )
+            .map_err(pragma("prepare the change log's capture"))?,
+            durable: Some(durable),
             checkpointer: Some(Arc::new(checkpoint::Checkpointer::start(path).map_err(
                 |source| StoreError::Checkpointer {
                     path: path.to_path_buf(),
@@ -403,6 +427,7 @@ impl Db {
             read_slots: Arc::new(tokio::sync::Semaphore::new(readers.max(1) as usize)),
             writer,
             checkpointer: None,
+            durable: None,
             aside: Some(Arc::new(Aside {
                 location: location.clone(),
                 conn: std::sync::Mutex::new(None),
@@ -517,6 +542,7 @@ impl Db {
         let pool = self.readers.clone();
         let commits = self.commits.clone();
         let slots = self.read_slots.clone();
+        let durable = self.durable.clone();
         async move {
             let counted = match (&commits, known) {
                 (Commits::Wal(_), _) => None,
@@ -535,7 +561,7 @@ impl Db {
                 let conn = match pool.get() {
                     Ok(conn) => conn,
                     Err(err) => {
-                        let _ = answer.send(Err(ApiError::from(err)));
+                        let _ = answer.send((Err(ApiError::from(err)), None));
                         return;
                     }
                 };
@@ -547,13 +573,39 @@ impl Db {
                     .begin_read()
                     .map_err(ApiError::from)
                     .and_then(|()| f(&conn, stamp));
-                let _ = answer.send(result.map(|value| (stamp, value)));
+                // The last batch this read may have seen (see `durable`).
+                let observed = durable.as_ref().map(|d| (d.clone(), d.observed()));
+                let _ = answer.send((result.map(|value| (stamp, value)), observed));
                 conn.end_read();
             });
-            answered
+            let (result, observed) = answered
                 .await
-                .map_err(|e| ApiError::internal(format!("read task failed: {e}")))?
+                .map_err(|e| ApiError::internal(format!("read task failed: {e}")))?;
+            if let Some((durable, batch)) = observed {
+                durable.settled(batch).await;
+            }
+            result
         }
+    }
+
+    /// The last batch committed that any answer read from the store or its
+    /// caches from now on may show (0 on PostgreSQL); [`Db::settled`] waits
+    /// until it is on disk (see [`durable`]).
+    pub fn observed(&self) -> u64 {
+        self.durable.as_ref().map_or(0, |d| d.observed())
+    }
+
+    /// Waits until every batch up to `batch` (from [`Db::observed`]) is on
+    /// disk; at once when it is, or on PostgreSQL.
+    pub async fn settled(&self, batch: u64) {
+        if let Some(durable) = &self.durable {
+            durable.settled(batch).await;
+        }
+    }
+
+    /// The file's flushes so far (0 on PostgreSQL).
+    pub fn flushes(&self) -> u64 {
+        self.durable.as_ref().map_or(0, |d| d.flushes())
     }
 
     /// Runs `f` through the single writer, inside its own savepoint, for

@@ -3,9 +3,11 @@
 //!
 //! Writes queue up while a commit is in progress; the writer takes everything
 //! queued as one batch, runs each write in its own savepoint inside one
-//! transaction, and commits once (group commit). Durability with
-//! `synchronous=FULL` then costs one fsync per batch, not per request. Each
-//! caller is answered only after the batch's COMMIT returned.
+//! transaction, and commits once (group commit). Each caller is answered only
+//! once the batch is durable: on PostgreSQL when its COMMIT returns; on a data
+//! file when the [`Syncer`] has flushed the WAL behind it, while the writer
+//! already runs the next batch (`db::durable`): one flush per batch at most,
+//! and none on the writer's path.
 
 use std::cell::Cell;
 use std::future::Future;
@@ -14,6 +16,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 use super::Conn;
+use super::durable::{Durable, Syncer};
 use super::stamp::CommitWatch;
 use tokio::sync::{mpsc, oneshot, watch};
 
@@ -140,15 +143,18 @@ pub struct Writer {
 }
 
 impl Writer {
-    /// Starts the writer thread on `conn` (a data file's), with `capture`
-    /// installed on it; `watch` reads the file's commit position, for the
-    /// bookkeeping commits it records.
+    /// Starts the writer thread on `conn` (a data file's, set to
+    /// `synchronous = NORMAL`), with `capture` installed on it; `watch` reads
+    /// the file's commit position, for the bookkeeping commits it records;
+    /// `syncer` flushes the file's WAL behind it, counting in `durable`.
     pub fn start(
         conn: Conn,
         capture: Arc<dyn Capture>,
         watch: Arc<CommitWatch>,
+        durable: Arc<Durable>,
+        syncer: Syncer,
     ) -> super::Result<Writer> {
-        Writer::spawn(conn, capture, None, Some(watch))
+        Writer::spawn(conn, capture, None, Some(watch), Some((durable, syncer)))
     }
 
     /// [`Writer::start`], with the way to a new connection when the one it
@@ -160,7 +166,7 @@ impl Writer {
         capture: Arc<dyn Capture>,
         reconnect: Reconnect,
     ) -> super::Result<Writer> {
-        Writer::spawn(conn, capture, Some(reconnect), None)
+        Writer::spawn(conn, capture, Some(reconnect), None, None)
     }
 
     fn spawn(
@@ -168,6 +174,7 @@ impl Writer {
         capture: Arc<dyn Capture>,
         reconnect: Option<Reconnect>,
         watch: Option<Arc<CommitWatch>>,
+        flushed: Option<(Arc<Durable>, Syncer)>,
     ) -> super::Result<Writer> {
         capture.install(&conn)?;
         let (head_sender, head) = watch::channel(capture.head(&conn)?);
@@ -178,10 +185,11 @@ impl Writer {
                 let writer = Thread {
                     conn,
                     capture,
-                    head: head_sender,
+                    head: Arc::new(head_sender),
                     reconnect,
                     counted: None,
                     watch,
+                    flushed,
                 };
                 writer.run(receiver)
             })
@@ -247,7 +255,7 @@ const RECONNECT_PAUSE: std::time::Duration = std::time::Duration::from_millis(25
 struct Thread {
     conn: Conn,
     capture: Arc<dyn Capture>,
-    head: watch::Sender<u64>,
+    head: Arc<watch::Sender<u64>>,
     reconnect: Option<Reconnect>,
     /// What the next transaction's BEGIN answers if no other process (nor
     /// the CLI) writes in between (`Conn::begin_writing`, PostgreSQL).
@@ -255,6 +263,9 @@ struct Thread {
     /// A data file's commit position, where bookkeeping commits are
     /// recorded (none on PostgreSQL).
     watch: Option<Arc<CommitWatch>>,
+    /// A data file's batches numbered as they commit, and the thread that
+    /// makes them durable (none on PostgreSQL, whose COMMIT is durable).
+    flushed: Option<(Arc<Durable>, Syncer)>,
 }
 
 impl Thread {
@@ -330,28 +341,43 @@ impl Thread {
                 continue;
             }
             let bookkeeping = self.bookkeeping_start(&batch);
+            let mut number = None;
+            let durable = self.flushed.as_ref().map(|(durable, _)| durable);
             let (appended, answers) = commit_batch(
                 &self.conn,
                 &*self.capture,
                 &mut self.counted,
                 &mut batch,
                 || receiver.try_recv().ok(),
+                || number = durable.map(|d| d.begin_commit()),
             );
             if let Some(before) = bookkeeping {
                 self.bookkeeping_end(before, appended, &answers);
             }
-            // The head moves before any caller hears of its commit: a client
-            // that saw its write acknowledged finds it below the head.
-            if let Some(last) = appended {
-                self.head.send_if_modified(|head| {
-                    let moved = last > *head;
-                    *head = (*head).max(last);
-                    moved
-                });
+            let head = self.head.clone();
+            let answer = move || {
+                // The head moves before any caller hears of its commit: a
+                // client that saw its write acknowledged finds it below the
+                // head.
+                if let Some(last) = appended {
+                    head.send_if_modified(|head| {
+                        let moved = last > *head;
+                        *head = (*head).max(last);
+                        moved
+                    });
+                }
+                for (job, committed) in answers {
+                    job.deliver(committed);
+                }
+            };
+            match (&self.flushed, number) {
+                (Some((_, syncer)), Some(number)) => syncer.after_flush(number, Box::new(answer)),
+                _ => answer(),
             }
-            for (job, committed) in answers {
-                job.deliver(committed);
-            }
+        }
+        // Every batch committed is flushed and answered before `stop` returns.
+        if let Some((_, mut syncer)) = self.flushed.take() {
+            syncer.finish();
         }
     }
 }
@@ -386,12 +412,16 @@ fn shutting_down() -> ApiError {
 /// when it answers otherwise, another process wrote in between, and what the
 /// capture keeps of rows (a workspace's members, catalog records) may be
 /// stale: it is forgotten before the batch's first write.
+///
+/// `committing` runs just before the COMMIT (a data file's batch takes its
+/// number there, before readers can see it).
 fn commit_batch(
     conn: &Conn,
     capture: &dyn Capture,
     counted: &mut Option<u64>,
     batch: &mut Vec<Job>,
     mut more: impl FnMut() -> Option<Job>,
+    committing: impl FnOnce(),
 ) -> (Option<u64>, Vec<(Job, ApiResult<()>)>) {
     let mut done: Vec<Job> = Vec::with_capacity(batch.len());
     let mut in_transaction = false;
@@ -501,6 +531,7 @@ fn commit_batch(
         }
         return (None, Vec::new());
     }
+    committing();
     let committed = conn.commit(last_change.is_some()).map_err(|err| {
         let err = ApiError::from(err);
         log::error!("writer commit failed: {err}");

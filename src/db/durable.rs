@@ -1,0 +1,347 @@
+//! Durability off the writer's path (a data file): the writer's connection
+//! commits with `synchronous = NORMAL`, so a COMMIT writes its WAL frames
+//! without waiting for the disk, and the writer goes on with its next batch
+//! while the [`Syncer`]'s thread makes the WAL durable (`fdatasync`) for every
+//! batch committed so far, then answers them. The disk's flush and the next
+//! batch's work overlap, as PostgreSQL's WAL writer and InnoDB's group commit
+//! do; a flush covers every batch committed while the one before it ran.
+//!
+//! What stays true:
+//! - A write is acknowledged only once its batch is on disk, and the change
+//!   log's head moves only then (a feed or a webhook never passes on a change
+//!   that a power loss could take back).
+//! - Nothing read from the store leaves the server before what it read is on
+//!   disk: a commit is visible to readers as soon as its COMMIT returns, so a
+//!   read notes the last batch that had begun committing when it ended
+//!   ([`Durable::observed`]) and waits until that batch is durable
+//!   ([`Durable::settled`]); a request answered from the session cache does
+//!   the same (`App::dispatch`). Without writes this is one atomic load.
+//! - A flush that fails stops the process: after a failed `fdatasync` the
+//!   kernel may have dropped the pages it could not write, and no later
+//!   flush would say so (PostgreSQL panics for the same reason). SQLite
+//!   recovers the WAL at the next start, up to the last commit that reached
+//!   the disk; nothing acknowledged is lost.
+//!
+//! A process killed outright loses nothing either way: its frames are in the
+//! kernel's page cache. What the deferred flush changes is only who waits
+//! for the disk: the caller, not the writer.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, mpsc};
+use std::thread::JoinHandle;
+
+use tokio::sync::watch;
+
+/// Which of the writer's batches are committed, and which are on disk.
+pub struct Durable {
+    /// The last batch whose COMMIT has begun (batches are numbered from 1).
+    committing: AtomicU64,
+    /// The last batch known to be on disk (mirrors `durable_watch`, for the
+    /// fast path).
+    durable: AtomicU64,
+    durable_watch: watch::Sender<u64>,
+    /// Flushes made so far.
+    flushes: AtomicU64,
+    /// Tests: while true, the sync thread holds batches before flushing.
+    #[cfg(test)]
+    held: (Mutex<bool>, std::sync::Condvar),
+}
+
+impl Default for Durable {
+    fn default() -> Self {
+        Durable {
+            committing: AtomicU64::new(0),
+            durable: AtomicU64::new(0),
+            durable_watch: watch::Sender::new(0),
+            flushes: AtomicU64::new(0),
+            #[cfg(test)]
+            held: Default::default(),
+        }
+    }
+}
+
+impl Durable {
+    /// The writer, just before a COMMIT: the batch's number.
+    pub fn begin_commit(&self) -> u64 {
+        self.committing.fetch_add(1, Ordering::SeqCst) + 1
+    }
+
+    /// The last batch that may be visible to a read that has ended: a
+    /// batch's number is taken before its COMMIT makes it visible.
+    pub fn observed(&self) -> u64 {
+        self.committing.load(Ordering::SeqCst)
+    }
+
+    /// Whether every batch up to `batch` is on disk.
+    pub fn is_durable(&self, batch: u64) -> bool {
+        self.durable.load(Ordering::SeqCst) >= batch
+    }
+
+    /// Waits until every batch up to `batch` is on disk.
+    pub async fn settled(&self, batch: u64) {
+        if self.is_durable(batch) {
+            return;
+        }
+        let mut durable = self.durable_watch.subscribe();
+        // The sender lives as long as `self`.
+        let _ = durable.wait_for(|done| *done >= batch).await;
+    }
+
+    /// Flushes made so far (tests check that batches share them).
+    pub fn flushes(&self) -> u64 {
+        self.flushes.load(Ordering::Relaxed)
+    }
+
+    /// Tests: holds (or releases) the batches committed from now on before
+    /// their flush.
+    #[cfg(test)]
+    pub fn hold(&self, hold: bool) {
+        *self.held.0.lock().unwrap_or_else(|p| p.into_inner()) = hold;
+        self.held.1.notify_all();
+    }
+
+    #[cfg(test)]
+    fn pass(&self) {
+        let mut held = self.held.0.lock().unwrap_or_else(|p| p.into_inner());
+        while *held {
+            held = self.held.1.wait(held).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+
+    fn mark_durable(&self, batch: u64) {
+        self.durable.fetch_max(batch, Ordering::SeqCst);
+        self.durable_watch.send_if_modified(|done| {
+            let moved = batch > *done;
+            *done = (*done).max(batch);
+            moved
+        });
+    }
+}
+
+/// What to do once a batch is on disk: publish its changes, answer its
+/// callers.
+pub type Then = Box<dyn FnOnce() + Send>;
+
+/// The thread that flushes the WAL behind the writer.
+pub struct Syncer {
+    queue: Option<mpsc::Sender<(u64, Then)>>,
+    thread: Option<JoinHandle<()>>,
+    wal: Arc<Mutex<Wal>>,
+    durable: Arc<Durable>,
+}
+
+impl Syncer {
+    /// Starts the thread for the data file `path` (its WAL is `path-wal`).
+    pub fn start(path: &Path, durable: Arc<Durable>) -> std::io::Result<Syncer> {
+        let mut name = path.as_os_str().to_owned();
+        name.push("-wal");
+        let wal = Arc::new(Mutex::new(Wal {
+            path: PathBuf::from(name),
+            file: None,
+        }));
+        let (queue, batches) = mpsc::channel::<(u64, Then)>();
+        let (thread_wal, thread_durable) = (wal.clone(), durable.clone());
+        let thread = std::thread::Builder::new()
+            .name("quayside-sync".into())
+            .spawn(move || run(&batches, &thread_wal, &thread_durable))?;
+        Ok(Syncer {
+            queue: Some(queue),
+            thread: Some(thread),
+            wal,
+            durable,
+        })
+    }
+
+    /// Runs `then` once batch `batch`, just committed, is on disk.
+    pub fn after_flush(&self, batch: u64, then: Then) {
+        let Some(queue) = &self.queue else { return };
+        if let Err(mpsc::SendError((batch, then))) = queue.send((batch, then)) {
+            // The thread is gone (it stops only with the writer): flush here.
+            flush(&self.wal, &self.durable, batch);
+            then();
+        }
+    }
+
+    /// Flushes and answers what is queued, then ends the thread.
+    pub fn finish(&mut self) {
+        self.queue.take();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Drop for Syncer {
+    fn drop(&mut self) {
+        self.finish();
+    }
+}
+
+/// The thread: takes every batch committed so far, flushes once for all of
+/// them, marks them durable, then runs what waited on each, in order.
+fn run(batches: &mpsc::Receiver<(u64, Then)>, wal: &Mutex<Wal>, durable: &Durable) {
+    while let Ok(first) = batches.recv() {
+        #[cfg(test)]
+        durable.pass();
+        let mut done = vec![first];
+        done.extend(batches.try_iter());
+        let last = done.iter().map(|(batch, _)| *batch).max().unwrap_or(0);
+        flush(wal, durable, last);
+        for (_, then) in done {
+            then();
+        }
+    }
+}
+
+/// Makes the WAL durable up to batch `batch` (committed before this call),
+/// or stops the process (see the module's documentation).
+fn flush(wal: &Mutex<Wal>, durable: &Durable, batch: u64) {
+    let mut wal = wal.lock().unwrap_or_else(|p| p.into_inner());
+    if let Err(err) = wal.flush() {
+        log::error!(
+            "cannot make the WAL {} durable: {err}; stopping, so that no write is acknowledged \
+             that the disk may not hold (the next start recovers what it holds)",
+            wal.path.display()
+        );
+        std::process::exit(70);
+    }
+    durable.flushes.fetch_add(1, Ordering::Relaxed);
+    durable.mark_durable(batch);
+}
+
+/// The data file's WAL, opened on the first flush and again whenever the
+/// path names another file (SQLite removes the WAL when the last connection
+/// to the file closes, and makes a new one at the next write).
+struct Wal {
+    path: PathBuf,
+    /// The open WAL and its inode.
+    file: Option<(File, u64)>,
+}
+
+impl Wal {
+    fn flush(&mut self) -> std::io::Result<()> {
+        use std::os::unix::fs::MetadataExt;
+        let inode = match std::fs::metadata(&self.path) {
+            Ok(meta) => meta.ino(),
+            // No WAL: the last connection folded it into the file, which
+            // SQLite syncs before removing it.
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(err) => return Err(err),
+        };
+        if self.file.as_ref().is_none_or(|(_, open)| *open != inode) {
+            let file = File::open(&self.path)?;
+            // A new WAL's directory entry must reach the disk too (SQLite
+            // syncs the directory after creating a journal it syncs).
+            if let Some(dir) = self.path.parent() {
+                let dir = if dir.as_os_str().is_empty() {
+                    Path::new(".")
+                } else {
+                    dir
+                };
+                File::open(dir)?.sync_all()?;
+            }
+            self.file = Some((file, inode));
+        }
+        match &self.file {
+            Some((file, _)) => file.sync_data(),
+            None => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use crate::db::Db;
+    use crate::db::writer::NoCapture;
+
+    /// Long enough for a write or a read to have answered if it did not wait.
+    const WOULD_HAVE_ANSWERED: Duration = Duration::from_millis(200);
+
+    /// A write is answered only once its batch is on disk, and a read that
+    /// saw the write waits as long, though the row is visible to any
+    /// connection as soon as the writer's COMMIT returned. Batches committed
+    /// while a flush waits are answered by the next one.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_write_and_a_read_that_saw_it_answer_once_it_is_flushed() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("durable.db");
+        let db = Db::open(&path, 2, None, Arc::new(NoCapture)).expect("open");
+        db.write(|conn| Ok(conn.execute_batch("CREATE TABLE t (x INTEGER)")?))
+            .await
+            .expect("table");
+        let durable = db.durable.clone().expect("a data file counts its flushes");
+        let flushes = db.flushes();
+        assert!(flushes >= 1, "the table's batch was flushed");
+        assert!(durable.is_durable(durable.observed()));
+
+        durable.hold(true);
+        let writes: Vec<_> = (1..=3)
+            .map(|x| {
+                tokio::spawn(
+                    db.write(move |conn| Ok(conn.execute("INSERT INTO t VALUES (?1)", [x])?)),
+                )
+            })
+            .collect();
+        // Wait for the state asserted: all three committed, as a connection
+        // of its own (which waits for nothing of ours) sees.
+        let own = rusqlite::Connection::open(&path).expect("own connection");
+        loop {
+            let rows: i64 = own
+                .query_row("SELECT count(*) FROM t", [], |row| row.get(0))
+                .expect("count");
+            if rows == 3 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        let read = tokio::spawn(db.read(|conn, _| {
+            Ok(conn.query_row("SELECT count(*) FROM t", [], |row| row.get::<_, i64>(0))?)
+        }));
+        tokio::time::sleep(WOULD_HAVE_ANSWERED).await;
+        assert!(
+            writes.iter().all(|w| !w.is_finished()),
+            "no write is answered before its flush"
+        );
+        assert!(!read.is_finished(), "a read that saw them waits too");
+        assert!(!durable.is_durable(durable.observed()));
+
+        durable.hold(false);
+        for write in writes {
+            assert_eq!(write.await.expect("join").expect("write"), 1);
+        }
+        assert_eq!(read.await.expect("join").expect("read"), 3);
+        assert!(durable.is_durable(durable.observed()));
+        assert!(db.flushes() > flushes);
+        db.close().expect("close");
+    }
+
+    /// Reads wait for nothing while nothing is being written.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn without_writes_a_read_waits_for_no_flush() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let db = Db::open(&dir.path().join("idle.db"), 2, None, Arc::new(NoCapture)).expect("open");
+        db.write(|conn| Ok(conn.execute_batch("CREATE TABLE t (x INTEGER)")?))
+            .await
+            .expect("table");
+        let durable = db.durable.clone().expect("a data file counts its flushes");
+        // Held from here: a read that waited for a flush would never answer.
+        durable.hold(true);
+        let rows = tokio::time::timeout(
+            Duration::from_secs(30),
+            db.read(|conn, _| {
+                Ok(conn.query_row("SELECT count(*) FROM t", [], |row| row.get::<_, i64>(0))?)
+            }),
+        )
+        .await
+        .expect("a read of durable data does not wait")
+        .expect("read");
+        assert_eq!(rows, 0);
+        durable.hold(false);
+        db.close().expect("close");
+    }
+}
