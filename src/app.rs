@@ -622,11 +622,6 @@ impl App {
                 Err(err) => return Response::error(&err),
             },
         };
-        // A session from the cache, or an answer from the read cache, shows
-        // what the batches committed by now wrote: the answer leaves once
-        // they are on disk (`db::durable`; a read of the store waits so by
-        // itself, a write's own answer comes after its flush).
-        let observed = self.db.observed();
         let ctx = Ctx {
             app: self.clone(),
             req,
@@ -642,11 +637,9 @@ impl App {
                 return Response::error(&err);
             }
         }
-        let response = match answer {
+        match answer {
             Ok(response) => response,
             Err(err) => Response::error(&err),
-        };
-        self.db.settled(observed).await;
-        response
+        }
     }
 }

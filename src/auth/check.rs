@@ -145,6 +145,11 @@ impl SessionCheck {
                     if read_at != at {
                         self.cache.restamp(&hash, read_at, at);
                     }
+                    // An entry may have been kept by a read that has not yet
+                    // waited for the flush of what it saw: nothing it shows
+                    // leaves before that is on disk (`db::durable`; without
+                    // writes in flight, two atomic loads).
+                    self.db.settled(self.db.observed()).await;
                     (found, None, at)
                 } else {
                     (found, Some(hash.clone()), None)

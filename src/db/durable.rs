@@ -14,8 +14,10 @@
 //!   disk: a commit is visible to readers as soon as its COMMIT returns, so a
 //!   read notes the last batch that had begun committing when it ended
 //!   ([`Durable::observed`]) and waits until that batch is durable
-//!   ([`Durable::settled`]); a request answered from the session cache does
-//!   the same (`App::dispatch`). Without writes this is one atomic load.
+//!   ([`Durable::settled`]); a session found in the session cache does the
+//!   same (`SessionCheck::authenticate`), and the read cache keeps only
+//!   answers whose read has waited. `quayside backup` flushes the WAL after
+//!   its copy ([`flush_wal_of`]). Without writes this is one atomic load.
 //! - A flush that fails stops the process: after a failed `fdatasync` the
 //!   kernel may have dropped the pages it could not write, and no later
 //!   flush would say so (PostgreSQL panics for the same reason). SQLite
@@ -154,21 +156,31 @@ impl Syncer {
         })
     }
 
-    /// Runs `then` once batch `batch`, just committed, is on disk.
+    /// Runs `then` once every batch up to `batch` (committed) is on disk.
     pub fn after_flush(&self, batch: u64, then: Then) {
-        let Some(queue) = &self.queue else { return };
-        if let Err(mpsc::SendError((batch, then))) = queue.send((batch, then)) {
+        let unsent = match &self.queue {
+            Some(queue) => queue.send((batch, then)).err().map(|e| e.0),
+            None => Some((batch, then)),
+        };
+        if let Some((batch, then)) = unsent {
             // The thread is gone (it stops only with the writer): flush here.
             flush(&self.wal, &self.durable, batch);
-            then();
+            answer(then);
         }
     }
 
-    /// Flushes and answers what is queued, then ends the thread.
+    /// Flushes and answers what is queued, then ends the thread. Also when
+    /// the writer's thread unwinds: every batch that began its COMMIT is
+    /// then flushed and marked durable, so that no reader waits for it
+    /// forever.
     pub fn finish(&mut self) {
         self.queue.take();
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
+        }
+        let begun = self.durable.observed();
+        if !self.durable.is_durable(begun) {
+            flush(&self.wal, &self.durable, begun);
         }
     }
 }
@@ -190,8 +202,16 @@ fn run(batches: &mpsc::Receiver<(u64, Then)>, wal: &Mutex<Wal>, durable: &Durabl
         let last = done.iter().map(|(batch, _)| *batch).max().unwrap_or(0);
         flush(wal, durable, last);
         for (_, then) in done {
-            then();
+            answer(then);
         }
+    }
+}
+
+/// Runs what waited on a flush; a panic there (answering a caller) is
+/// logged and does not stop the thread, which answers the rest.
+fn answer(then: Then) {
+    if std::panic::catch_unwind(std::panic::AssertUnwindSafe(then)).is_err() {
+        log::error!("answering a flushed batch panicked");
     }
 }
 
@@ -232,21 +252,41 @@ impl Wal {
         };
         if self.file.as_ref().is_none_or(|(_, open)| *open != inode) {
             let file = File::open(&self.path)?;
-            // A new WAL's directory entry must reach the disk too (SQLite
-            // syncs the directory after creating a journal it syncs).
-            if let Some(dir) = self.path.parent() {
-                let dir = if dir.as_os_str().is_empty() {
-                    Path::new(".")
-                } else {
-                    dir
-                };
-                File::open(dir)?.sync_all()?;
-            }
+            self.sync_directory();
             self.file = Some((file, inode));
         }
         match &self.file {
             Some((file, _)) => file.sync_data(),
             None => Ok(()),
+        }
+    }
+}
+
+/// Makes the WAL of the data file `path` durable: for a copy of the file
+/// taken while a server writes it (`quayside backup`), whose snapshot may
+/// hold batches the server has not flushed yet.
+pub fn flush_wal_of(path: &Path) -> std::io::Result<()> {
+    let mut name = path.as_os_str().to_owned();
+    name.push("-wal");
+    Wal {
+        path: PathBuf::from(name),
+        file: None,
+    }
+    .flush()
+}
+
+impl Wal {
+    /// A new WAL's directory entry must reach the disk too: SQLite syncs the
+    /// directory after creating a journal it syncs, and, as SQLite does,
+    /// takes a file system that cannot sync a directory as it is (a warning,
+    /// not a stop).
+    fn sync_directory(&self) {
+        let dir = match self.path.parent() {
+            Some(dir) if !dir.as_os_str().is_empty() => dir,
+            _ => Path::new("."),
+        };
+        if let Err(err) = File::open(dir).and_then(|dir| dir.sync_all()) {
+            log::warn!("cannot sync the directory {}: {err}", dir.display());
         }
     }
 }
@@ -317,6 +357,87 @@ mod tests {
         assert_eq!(read.await.expect("join").expect("read"), 3);
         assert!(durable.is_durable(durable.observed()));
         assert!(db.flushes() > flushes);
+        db.close().expect("close");
+    }
+
+    /// Records every write's changes but one actor's, which it refuses: the
+    /// batch holding that write is rolled back.
+    struct RefusingOne;
+
+    impl crate::db::writer::Capture for RefusingOne {
+        fn install(&self, _: &crate::db::Conn) -> crate::db::Result<()> {
+            Ok(())
+        }
+        fn record(&self, _: &crate::db::Conn, actor: &str) -> crate::error::ApiResult<Option<u64>> {
+            if actor == "refused" {
+                Err(crate::error::ApiError::internal("refused"))
+            } else {
+                Ok(None)
+            }
+        }
+        fn discard(&self) {}
+        fn head(&self, _: &crate::db::Conn) -> crate::db::Result<u64> {
+            Ok(0)
+        }
+    }
+
+    /// A write that fails by itself, on what an earlier batch committed,
+    /// in a batch that is rolled back (a write of it could not be
+    /// recorded): its own answer (a 409) shows that earlier batch, so it
+    /// too waits until that batch is flushed.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_write_refused_on_what_it_read_in_a_rolled_back_batch_waits_for_the_flush() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("refused.db");
+        let db = Db::open(&path, 2, None, Arc::new(RefusingOne)).expect("open");
+        db.write(|conn| Ok(conn.execute_batch("CREATE TABLE t (x INTEGER)")?))
+            .await
+            .expect("table");
+        let durable = db.durable.clone().expect("a data file counts its flushes");
+        durable.hold(true);
+        let first =
+            tokio::spawn(db.write(|conn| Ok(conn.execute("INSERT INTO t VALUES (1)", [])?)));
+        let own = rusqlite::Connection::open(&path).expect("own connection");
+        while own
+            .query_row("SELECT count(*) FROM t", [], |row| row.get::<_, i64>(0))
+            .expect("count")
+            == 0
+        {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        // A write holding the writer, so that the next two join its batch.
+        let hold = tokio::spawn(db.write(|_| {
+            std::thread::sleep(Duration::from_millis(150));
+            Ok(())
+        }));
+        tokio::time::sleep(Duration::from_millis(30)).await;
+        let conflict = tokio::spawn(db.write(|conn| {
+            let rows: i64 = conn.query_row("SELECT count(*) FROM t", [], |row| row.get(0))?;
+            if rows > 0 {
+                return Err(crate::error::ApiError::Conflict {
+                    code: "exists",
+                    message: "a row is there".into(),
+                });
+            }
+            Ok(())
+        }));
+        let refused = tokio::spawn(db.write_as(Arc::from("refused"), |conn| {
+            Ok(conn.execute("INSERT INTO t VALUES (2)", [])?)
+        }));
+        tokio::time::sleep(Duration::from_millis(150) + WOULD_HAVE_ANSWERED).await;
+        assert!(
+            !conflict.is_finished(),
+            "the refusal shows the first write, not yet flushed"
+        );
+        durable.hold(false);
+        let refusal = conflict.await.expect("join").expect_err("refused");
+        assert_eq!(refusal.status(), 409);
+        assert!(
+            refused.await.expect("join").is_err(),
+            "its batch rolled back"
+        );
+        let _ = hold.await.expect("join");
+        assert_eq!(first.await.expect("join").expect("first"), 1);
         db.close().expect("close");
     }
 

@@ -41,6 +41,10 @@ pub fn backup(data: &Path, out: &Path) -> Result<i32, String> {
         }
         backup.progress().pagecount
     };
+    // The copy may hold batches a running server has committed but not yet
+    // flushed (`db::durable`): they reach the disk before the copy is kept.
+    super::durable::flush_wal_of(data)
+        .map_err(|e| format!("cannot flush the WAL of {}: {e}", data.display()))?;
     let verdict: String = copy
         .query_row("PRAGMA integrity_check", [], |row| row.get(0))
         .map_err(|e| e.to_string())?;

@@ -370,9 +370,18 @@ impl Thread {
                     job.deliver(committed);
                 }
             };
-            match (&self.flushed, number) {
-                (Some((_, syncer)), Some(number)) => syncer.after_flush(number, Box::new(answer)),
-                _ => answer(),
+            match &self.flushed {
+                // Answered once this batch is durable; one that committed
+                // nothing, once the batches its writes could see are.
+                Some((durable, syncer)) => {
+                    let after = number.unwrap_or_else(|| durable.observed());
+                    if number.is_none() && durable.is_durable(after) {
+                        answer();
+                    } else {
+                        syncer.after_flush(after, Box::new(answer));
+                    }
+                }
+                None => answer(),
             }
         }
         // Every batch committed is flushed and answered before `stop` returns.
@@ -401,7 +410,10 @@ fn shutting_down() -> ApiError {
 /// every commit writes its dirty pages (the tails of the tables and indexes
 /// it touched, the change log's included) once more. Returns the last change
 /// sequence committed, if the batch appended any, and the answers of the jobs
-/// still to be given (jobs that failed before the commit are answered here).
+/// still to be given: every job that ran (a job that failed by itself may have
+/// read what an earlier batch committed, which its answer must not show
+/// before that batch is durable); jobs refused before they ran are answered
+/// here.
 ///
 /// SQLite may roll back a whole transaction by itself on some errors (disk full,
 /// I/O); the jobs already run in it are then answered with that error, and the
@@ -424,6 +436,8 @@ fn commit_batch(
     committing: impl FnOnce(),
 ) -> (Option<u64>, Vec<(Job, ApiResult<()>)>) {
     let mut done: Vec<Job> = Vec::with_capacity(batch.len());
+    // Jobs that ran in a transaction SQLite abandoned, with their answers.
+    let mut failed: Vec<(Job, ApiResult<()>)> = Vec::new();
     let mut in_transaction = false;
     let mut last_change: Option<u64> = None;
     // The first failure to record a write's changes: the batch is rolled back.
@@ -510,9 +524,9 @@ fn commit_batch(
                 done.len() + 1
             );
             for earlier in done.drain(..) {
-                earlier.deliver(Err(clone_error(&lost)));
+                failed.push((earlier, Err(clone_error(&lost))));
             }
-            job.deliver(Err(lost));
+            failed.push((job, Err(lost)));
             in_transaction = false;
             last_change = None;
             unrecorded = None;
@@ -521,15 +535,13 @@ fn commit_batch(
         done.push(job);
     }
     if !in_transaction {
-        return (None, Vec::new());
+        return (None, failed);
     }
     if let Some(err) = unrecorded {
         let _ = conn.rollback();
         capture.discard();
-        for job in done {
-            job.deliver(Err(clone_error(&err)));
-        }
-        return (None, Vec::new());
+        failed.extend(done.into_iter().map(|job| (job, Err(clone_error(&err)))));
+        return (None, failed);
     }
     committing();
     let committed = conn.commit(last_change.is_some()).map_err(|err| {
@@ -543,17 +555,14 @@ fn commit_batch(
         *counted = counted.map(|n| n + 1);
     }
     let appended = committed.is_ok().then_some(last_change).flatten();
-    let answers = done
-        .into_iter()
-        .map(|job| {
-            let answer = match &committed {
-                Ok(()) => Ok(()),
-                Err(err) => Err(clone_error(err)),
-            };
-            (job, answer)
-        })
-        .collect();
-    (appended, answers)
+    failed.extend(done.into_iter().map(|job| {
+        let answer = match &committed {
+            Ok(()) => Ok(()),
+            Err(err) => Err(clone_error(err)),
+        };
+        (job, answer)
+    }));
+    (appended, failed)
 }
 
 /// Errors that reach several callers of one failed batch; only the variants
