@@ -302,19 +302,56 @@ mod tests {
     /// Long enough for a write or a read to have answered if it did not wait.
     const WOULD_HAVE_ANSWERED: Duration = Duration::from_millis(200);
 
+    /// A store on a new file with a table `t`, its durability counts, and
+    /// the file's path (for a connection of the test's own).
+    struct Store {
+        _dir: tempfile::TempDir,
+        path: std::path::PathBuf,
+        db: Db,
+        durable: Arc<super::Durable>,
+    }
+
+    async fn store(capture: Arc<dyn crate::db::writer::Capture>) -> Store {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("durable.db");
+        let db = Db::open(&path, 2, None, capture).expect("open");
+        db.write(|conn| Ok(conn.execute_batch("CREATE TABLE t (x INTEGER)")?))
+            .await
+            .expect("table");
+        let durable = db.durable.clone().expect("a data file counts its flushes");
+        Store {
+            _dir: dir,
+            path,
+            db,
+            durable,
+        }
+    }
+
+    /// Waits until a connection of the test's own, which waits for nothing
+    /// of the server's, sees `rows` rows in `t`: committed, flushed or not.
+    async fn committed(path: &std::path::Path, rows: i64) {
+        let own = rusqlite::Connection::open(path).expect("own connection");
+        while own
+            .query_row("SELECT count(*) FROM t", [], |row| row.get::<_, i64>(0))
+            .expect("count")
+            < rows
+        {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    }
+
     /// A write is answered only once its batch is on disk, and a read that
     /// saw the write waits as long, though the row is visible to any
     /// connection as soon as the writer's COMMIT returned. Batches committed
     /// while a flush waits are answered by the next one.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_write_and_a_read_that_saw_it_answer_once_it_is_flushed() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let path = dir.path().join("durable.db");
-        let db = Db::open(&path, 2, None, Arc::new(NoCapture)).expect("open");
-        db.write(|conn| Ok(conn.execute_batch("CREATE TABLE t (x INTEGER)")?))
-            .await
-            .expect("table");
-        let durable = db.durable.clone().expect("a data file counts its flushes");
+        let Store {
+            _dir,
+            path,
+            db,
+            durable,
+        } = store(Arc::new(NoCapture)).await;
         let flushes = db.flushes();
         assert!(flushes >= 1, "the table's batch was flushed");
         assert!(durable.is_durable(durable.observed()));
@@ -327,18 +364,7 @@ mod tests {
                 )
             })
             .collect();
-        // Wait for the state asserted: all three committed, as a connection
-        // of its own (which waits for nothing of ours) sees.
-        let own = rusqlite::Connection::open(&path).expect("own connection");
-        loop {
-            let rows: i64 = own
-                .query_row("SELECT count(*) FROM t", [], |row| row.get(0))
-                .expect("count");
-            if rows == 3 {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(1)).await;
-        }
+        committed(&path, 3).await;
         let read = tokio::spawn(db.read(|conn, _| {
             Ok(conn.query_row("SELECT count(*) FROM t", [], |row| row.get::<_, i64>(0))?)
         }));
@@ -387,24 +413,16 @@ mod tests {
     /// too waits until that batch is flushed.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_write_refused_on_what_it_read_in_a_rolled_back_batch_waits_for_the_flush() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let path = dir.path().join("refused.db");
-        let db = Db::open(&path, 2, None, Arc::new(RefusingOne)).expect("open");
-        db.write(|conn| Ok(conn.execute_batch("CREATE TABLE t (x INTEGER)")?))
-            .await
-            .expect("table");
-        let durable = db.durable.clone().expect("a data file counts its flushes");
+        let Store {
+            _dir,
+            path,
+            db,
+            durable,
+        } = store(Arc::new(RefusingOne)).await;
         durable.hold(true);
         let first =
             tokio::spawn(db.write(|conn| Ok(conn.execute("INSERT INTO t VALUES (1)", [])?)));
-        let own = rusqlite::Connection::open(&path).expect("own connection");
-        while own
-            .query_row("SELECT count(*) FROM t", [], |row| row.get::<_, i64>(0))
-            .expect("count")
-            == 0
-        {
-            tokio::time::sleep(Duration::from_millis(1)).await;
-        }
+        committed(&path, 1).await;
         // A write holding the writer, so that the next two join its batch.
         let hold = tokio::spawn(db.write(|_| {
             std::thread::sleep(Duration::from_millis(150));
@@ -444,12 +462,9 @@ mod tests {
     /// Reads wait for nothing while nothing is being written.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn without_writes_a_read_waits_for_no_flush() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let db = Db::open(&dir.path().join("idle.db"), 2, None, Arc::new(NoCapture)).expect("open");
-        db.write(|conn| Ok(conn.execute_batch("CREATE TABLE t (x INTEGER)")?))
-            .await
-            .expect("table");
-        let durable = db.durable.clone().expect("a data file counts its flushes");
+        let Store {
+            _dir, db, durable, ..
+        } = store(Arc::new(NoCapture)).await;
         // Held from here: a read that waited for a flush would never answer.
         durable.hold(true);
         let rows = tokio::time::timeout(
