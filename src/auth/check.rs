@@ -149,7 +149,7 @@ impl SessionCheck {
                     // waited for the flush of what it saw: nothing it shows
                     // leaves before that is on disk (`db::durable`; without
                     // writes in flight, two atomic loads).
-                    self.db.settled(self.db.observed()).await;
+                    self.db.flushed().await;
                     (found, None, at)
                 } else {
                     (found, Some(hash.clone()), None)

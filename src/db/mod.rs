@@ -588,24 +588,14 @@ impl Db {
         }
     }
 
-    /// The last batch committed that any answer read from the store or its
-    /// caches from now on may show (0 on PostgreSQL); [`Db::settled`] waits
-    /// until it is on disk (see [`durable`]).
-    pub fn observed(&self) -> u64 {
-        self.durable.as_ref().map_or(0, |d| d.observed())
-    }
-
-    /// Waits until every batch up to `batch` (from [`Db::observed`]) is on
-    /// disk; at once when it is, or on PostgreSQL.
-    pub async fn settled(&self, batch: u64) {
+    /// Waits until every batch committed so far is on disk (see
+    /// [`durable`]), for an answer taken from a cache that a read may have
+    /// filled before its own wait; at once when nothing is in flight, or on
+    /// PostgreSQL.
+    pub async fn flushed(&self) {
         if let Some(durable) = &self.durable {
-            durable.settled(batch).await;
+            durable.settled(durable.observed()).await;
         }
-    }
-
-    /// The file's flushes so far (0 on PostgreSQL).
-    pub fn flushes(&self) -> u64 {
-        self.durable.as_ref().map_or(0, |d| d.flushes())
     }
 
     /// Runs `f` through the single writer, inside its own savepoint, for

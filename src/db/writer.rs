@@ -436,8 +436,9 @@ fn commit_batch(
     committing: impl FnOnce(),
 ) -> (Option<u64>, Vec<(Job, ApiResult<()>)>) {
     let mut done: Vec<Job> = Vec::with_capacity(batch.len());
-    // Jobs that ran in a transaction SQLite abandoned, with their answers.
-    let mut failed: Vec<(Job, ApiResult<()>)> = Vec::new();
+    // The answers to give once what they could see is durable: first the
+    // jobs of a transaction SQLite abandoned, then the batch's own.
+    let mut answers: Vec<(Job, ApiResult<()>)> = Vec::new();
     let mut in_transaction = false;
     let mut last_change: Option<u64> = None;
     // The first failure to record a write's changes: the batch is rolled back.
@@ -524,9 +525,9 @@ fn commit_batch(
                 done.len() + 1
             );
             for earlier in done.drain(..) {
-                failed.push((earlier, Err(clone_error(&lost))));
+                answers.push((earlier, Err(clone_error(&lost))));
             }
-            failed.push((job, Err(lost)));
+            answers.push((job, Err(lost)));
             in_transaction = false;
             last_change = None;
             unrecorded = None;
@@ -535,13 +536,13 @@ fn commit_batch(
         done.push(job);
     }
     if !in_transaction {
-        return (None, failed);
+        return (None, answers);
     }
     if let Some(err) = unrecorded {
         let _ = conn.rollback();
         capture.discard();
-        failed.extend(done.into_iter().map(|job| (job, Err(clone_error(&err)))));
-        return (None, failed);
+        answers.extend(done.into_iter().map(|job| (job, Err(clone_error(&err)))));
+        return (None, answers);
     }
     committing();
     let committed = conn.commit(last_change.is_some()).map_err(|err| {
@@ -555,14 +556,14 @@ fn commit_batch(
         *counted = counted.map(|n| n + 1);
     }
     let appended = committed.is_ok().then_some(last_change).flatten();
-    failed.extend(done.into_iter().map(|job| {
+    answers.extend(done.into_iter().map(|job| {
         let answer = match &committed {
             Ok(()) => Ok(()),
             Err(err) => Err(clone_error(err)),
         };
         (job, answer)
     }));
-    (appended, failed)
+    (appended, answers)
 }
 
 /// Errors that reach several callers of one failed batch; only the variants
