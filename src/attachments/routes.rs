@@ -9,7 +9,7 @@ use super::{
     Attachment, CONTENT_SECURITY_POLICY, ENTITY_TYPE, check_file_name, content_disposition,
     media_type, served_type, store,
 };
-use crate::app::{Ctx, Endpoint, session};
+use crate::app::{Ctx, Endpoint, UploadSlot, session};
 use crate::clock;
 use crate::db::blobs;
 use crate::documents::kinds::JOB;
@@ -334,15 +334,19 @@ fn references(ctx: &Ctx, view: View) -> ApiResult<References> {
 /// pausing costs at most one append of up to a chunk per pause.
 const SPILL_AFTER: std::time::Duration = std::time::Duration::from_secs(1);
 
-/// Streams one `file` part into a new blob, not recorded yet.
+/// Streams one `file` part into a new blob, not recorded yet. When the part
+/// fails (the client went away), the upload's slot is given back before its
+/// chunks are removed: once they are gone, the slot is free.
 async fn store_part(
     ctx: &Ctx,
     part: &mut Part,
+    slot: &mut Option<UploadSlot>,
 ) -> ApiResult<(blobs::WrittenBlob, blobs::Provisional)> {
     let mut writer = ctx.blob_writer().await?;
     match stream_into(part, &mut writer).await {
         Ok(()) => writer.finish().await,
         Err(err) => {
+            drop(slot.take());
             writer.abort().await;
             Err(err)
         }
@@ -372,8 +376,9 @@ async fn stream_into(part: &mut Part, writer: &mut blobs::BlobWriter) -> ApiResu
 pub async fn upload(mut ctx: Ctx, view: View) -> ApiResult<Response> {
     let target = target(&ctx, view);
     let refs = references(&ctx, view)?;
-    // Held until the answer: beyond the limit, 503 before any byte is read.
-    let _slot = ctx.upload_slot()?;
+    // Held until the answer or the upload's failure: beyond the limit, 503
+    // before any byte is read.
+    let mut slot = Some(ctx.upload_slot()?);
     // Fail fast, before reading any bytes, when the document is not there.
     {
         let target = target.clone();
@@ -387,6 +392,7 @@ pub async fn upload(mut ctx: Ctx, view: View) -> ApiResult<Response> {
         let name = part.name().unwrap_or("").to_string();
         if name != "file" || stored.is_some() {
             if let Some((_, provisional, _, _)) = stored.take() {
+                drop(slot.take());
                 provisional.discard().await;
             }
             return Err(ApiError::invalid(
@@ -405,7 +411,7 @@ pub async fn upload(mut ctx: Ctx, view: View) -> ApiResult<Response> {
             .to_string();
         check_file_name(&caption)?;
         let format = media_type(part.content_type().as_deref(), &caption);
-        let (blob, provisional) = store_part(&ctx, &mut part).await?;
+        let (blob, provisional) = store_part(&ctx, &mut part, &mut slot).await?;
         stored = Some((blob, provisional, caption, format));
     }
     let Some((blob, provisional, caption, format)) = stored else {
@@ -442,6 +448,7 @@ pub async fn upload(mut ctx: Ctx, view: View) -> ApiResult<Response> {
             Ok(Response::json(201, &view.render(&attachment)))
         }
         Err(err) => {
+            drop(slot);
             provisional.discard().await;
             Err(err)
         }
