@@ -14,6 +14,7 @@ use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use super::Conn;
 use super::durable::{Durable, Syncer};
@@ -24,6 +25,57 @@ use crate::error::{ApiError, ApiResult};
 
 /// Most writes committed together; bounds the latency a batch adds.
 const MAX_BATCH: usize = 256;
+
+/// How many writes the next batch may take, on a data file, where a batch's
+/// flush runs behind the writer (`db::durable`). A batch that takes every
+/// write queued leaves the writer nothing to do while it is flushed when
+/// the writes come from a bounded set of clients, each waiting for its answer
+/// before its next write (a form, an integration's loop, a benchmark's
+/// connections): they all wait for the same flush. A smaller batch lets its
+/// flush run while the writer runs the next, at the price of a COMMIT more.
+/// The limit finds the balance by itself (additive increase, multiplicative
+/// decrease, as TCP's window): halved when the writer, after a batch, finds
+/// nothing queued while a flush is pending (its callers wait for the disk,
+/// not for the writer), unless the batch's writes took less time than its
+/// COMMIT (a smaller batch would spend more on commits than it overlaps);
+/// raised by one when a batch was cut at the limit with writes still queued
+/// (the writer is what they wait for). On PostgreSQL,
+/// whose COMMIT waits for its own flush, nothing is pending after a batch and
+/// the limit stays at [`MAX_BATCH`].
+#[derive(Debug)]
+struct BatchLimit {
+    limit: usize,
+}
+
+/// Where a batch's time went, on the writer's thread.
+#[derive(Clone, Copy, Debug, Default)]
+struct BatchTimes {
+    writes: Duration,
+    commit: Duration,
+}
+
+impl BatchLimit {
+    fn new() -> BatchLimit {
+        BatchLimit { limit: MAX_BATCH }
+    }
+
+    fn get(&self) -> usize {
+        self.limit
+    }
+
+    /// After a batch that took `taken` writes: whether a write was queued
+    /// once it was handed over, whether a flush was then pending, and the
+    /// time its writes and its COMMIT took.
+    fn adjust(&mut self, taken: usize, queued: bool, flushing: bool, times: BatchTimes) {
+        if queued {
+            if taken >= self.limit {
+                self.limit = (self.limit + 1).min(MAX_BATCH);
+            }
+        } else if flushing && times.writes >= times.commit {
+            self.limit = (taken.min(self.limit) / 2).max(1);
+        }
+    }
+}
 /// Writes waiting beyond this make submitters wait (backpressure, not memory growth).
 const QUEUE_DEPTH: usize = 4096;
 
@@ -324,9 +376,11 @@ impl Thread {
 
     fn run(mut self, mut receiver: mpsc::Receiver<Job>) {
         let mut batch: Vec<Job> = Vec::with_capacity(MAX_BATCH);
-        while let Some(first) = receiver.blocking_recv() {
+        let mut limit = BatchLimit::new();
+        let mut queued = None;
+        while let Some(first) = queued.take().or_else(|| receiver.blocking_recv()) {
             batch.push(first);
-            while batch.len() < MAX_BATCH {
+            while batch.len() < limit.get() {
                 match receiver.try_recv() {
                     Ok(job) => batch.push(job),
                     Err(_) => break,
@@ -342,15 +396,26 @@ impl Thread {
             }
             let bookkeeping = self.bookkeeping_start(&batch);
             let mut number = None;
+            let began = Instant::now();
+            let mut committing = began;
             let durable = self.flushed.as_ref().map(|(durable, _)| durable);
             let (appended, answers) = commit_batch(
                 &self.conn,
                 &*self.capture,
                 &mut self.counted,
                 &mut batch,
+                limit.get(),
                 || receiver.try_recv().ok(),
-                || number = durable.map(|d| d.begin_commit()),
+                || {
+                    committing = Instant::now();
+                    number = durable.map(|d| d.begin_commit());
+                },
             );
+            let taken = answers.len();
+            let times = BatchTimes {
+                writes: committing - began,
+                commit: committing.elapsed(),
+            };
             if let Some(before) = bookkeeping {
                 self.bookkeeping_end(before, appended, &answers);
             }
@@ -383,6 +448,12 @@ impl Thread {
                 }
                 None => answer(),
             }
+            queued = receiver.try_recv().ok();
+            let flushing = self
+                .flushed
+                .as_ref()
+                .is_some_and(|(durable, _)| !durable.is_durable(durable.observed()));
+            limit.adjust(taken, queued.is_some(), flushing, times);
         }
         // Every batch committed is flushed and answered before `stop` returns.
         if let Some((_, mut syncer)) = self.flushed.take() {
@@ -405,7 +476,7 @@ fn shutting_down() -> ApiError {
 
 /// Runs one batch: each job in its own savepoint, its changes recorded by
 /// `capture` right after it, one COMMIT for all. Writes that arrived while
-/// the batch ran (`more`) join it before the COMMIT, up to [`MAX_BATCH`]: they
+/// the batch ran (`more`) join it before the COMMIT, up to `limit` ([`BatchLimit`]): they
 /// would otherwise wait for this commit and then pay one of their own, and
 /// every commit writes its dirty pages (the tails of the tables and indexes
 /// it touched, the change log's included) once more. Returns the last change
@@ -432,6 +503,7 @@ fn commit_batch(
     capture: &dyn Capture,
     counted: &mut Option<u64>,
     batch: &mut Vec<Job>,
+    limit: usize,
     mut more: impl FnMut() -> Option<Job>,
     committing: impl FnOnce(),
 ) -> (Option<u64>, Vec<(Job, ApiResult<()>)>) {
@@ -448,7 +520,7 @@ fn commit_batch(
     loop {
         let next = given
             .next()
-            .or_else(|| if taken < MAX_BATCH { more() } else { None });
+            .or_else(|| if taken < limit { more() } else { None });
         let Some(mut job) = next else { break };
         taken += 1;
         if !in_transaction {
@@ -579,7 +651,61 @@ fn clone_error(err: &ApiError) -> ApiError {
 mod tests {
     use std::time::Duration;
 
+    use super::{BatchLimit, BatchTimes, MAX_BATCH};
     use crate::db::Db;
+
+    fn times(writes_us: u64, commit_us: u64) -> BatchTimes {
+        BatchTimes {
+            writes: Duration::from_micros(writes_us),
+            commit: Duration::from_micros(commit_us),
+        }
+    }
+
+    /// Sixteen clients, each waiting for its answer: the first batch takes
+    /// all sixteen and the writer then waits for its flush with nothing to
+    /// do, so the limit halves; halves again while that repeats, never below
+    /// one, and stops halving once a batch's writes take less time than its
+    /// COMMIT.
+    #[test]
+    fn the_batch_limit_halves_when_the_writer_waits_for_a_flush_with_nothing_queued() {
+        let mut limit = BatchLimit::new();
+        assert_eq!(limit.get(), MAX_BATCH);
+        limit.adjust(16, false, true, times(3_000, 500));
+        assert_eq!(limit.get(), 8);
+        limit.adjust(8, false, true, times(1_500, 500));
+        assert_eq!(limit.get(), 4);
+        // Writes cheaper than the COMMIT: no smaller batch.
+        limit.adjust(4, false, true, times(300, 500));
+        assert_eq!(limit.get(), 4);
+        limit.adjust(1, false, true, times(900, 500));
+        assert_eq!(limit.get(), 1);
+        limit.adjust(1, false, true, times(900, 500));
+        assert_eq!(limit.get(), 1);
+        // Nothing queued and nothing pending (PostgreSQL, or an idle
+        // server): nothing learnt.
+        limit.adjust(1, false, false, times(900, 500));
+        assert_eq!(limit.get(), 1);
+    }
+
+    /// A batch cut at the limit with writes still queued: the writer is
+    /// what they wait for, and the limit grows by one, up to `MAX_BATCH`; a
+    /// batch that ended below the limit with writes queued (they arrived
+    /// after its COMMIT) changes nothing.
+    #[test]
+    fn the_batch_limit_grows_by_one_while_batches_are_cut_with_writes_queued() {
+        let mut limit = BatchLimit::new();
+        limit.adjust(16, false, true, times(3_000, 500));
+        assert_eq!(limit.get(), 8);
+        limit.adjust(8, true, true, times(1_500, 500));
+        assert_eq!(limit.get(), 9);
+        limit.adjust(3, true, false, times(600, 500));
+        assert_eq!(limit.get(), 9);
+        for _ in 0..1000 {
+            let now = limit.get();
+            limit.adjust(now, true, false, times(1_500, 500));
+        }
+        assert_eq!(limit.get(), MAX_BATCH);
+    }
 
     /// A store with a table `t`, and a write holding the writer for 150 ms:
     /// writes queued in the meantime join its batch, after it.
