@@ -36,8 +36,9 @@ const MAX_BATCH: usize = 256;
 /// The limit finds the balance by itself (additive increase, multiplicative
 /// decrease, as TCP's window): halved when the writer, after a batch, finds
 /// nothing queued while a flush is pending (its callers wait for the disk,
-/// not for the writer), unless the batch's writes took less time than its
-/// COMMIT (a smaller batch would spend more on commits than it overlaps);
+/// not for the writer), unless the batch held a single write (nothing to
+/// split: a lone client) or its writes took less time than its COMMIT (a
+/// smaller batch would spend more on commits than it overlaps);
 /// raised by one when a batch was cut at the limit with writes still queued
 /// (the writer is what they wait for). On PostgreSQL,
 /// whose COMMIT waits for its own flush, nothing is pending after a batch and
@@ -71,7 +72,7 @@ impl BatchLimit {
             if taken >= self.limit {
                 self.limit = (self.limit + 1).min(MAX_BATCH);
             }
-        } else if flushing && times.writes >= times.commit {
+        } else if flushing && taken > 1 && times.writes >= times.commit {
             self.limit = (taken.min(self.limit) / 2).max(1);
         }
     }
@@ -665,11 +666,13 @@ mod tests {
     /// all sixteen and the writer then waits for its flush with nothing to
     /// do, so the limit halves; halves again while that repeats, never below
     /// one, and stops halving once a batch's writes take less time than its
-    /// COMMIT.
+    /// COMMIT. A lone write (one client) changes nothing.
     #[test]
     fn the_batch_limit_halves_when_the_writer_waits_for_a_flush_with_nothing_queued() {
         let mut limit = BatchLimit::new();
         assert_eq!(limit.get(), MAX_BATCH);
+        limit.adjust(1, false, true, times(900, 500));
+        assert_eq!(limit.get(), MAX_BATCH, "a lone write");
         limit.adjust(16, false, true, times(3_000, 500));
         assert_eq!(limit.get(), 8);
         limit.adjust(8, false, true, times(1_500, 500));
@@ -677,7 +680,7 @@ mod tests {
         // Writes cheaper than the COMMIT: no smaller batch.
         limit.adjust(4, false, true, times(300, 500));
         assert_eq!(limit.get(), 4);
-        limit.adjust(1, false, true, times(900, 500));
+        limit.adjust(2, false, true, times(900, 500));
         assert_eq!(limit.get(), 1);
         limit.adjust(1, false, true, times(900, 500));
         assert_eq!(limit.get(), 1);
