@@ -26,6 +26,9 @@ use crate::error::{ApiError, ApiResult};
 /// Most writes committed together; bounds the latency a batch adds.
 const MAX_BATCH: usize = 256;
 
+/// Writes waiting beyond this make submitters wait (backpressure, not memory growth).
+const QUEUE_DEPTH: usize = 4096;
+
 /// How many writes the next batch may take, on a data file, where a batch's
 /// flush runs behind the writer (`db::durable`). A batch that takes every
 /// write queued leaves the writer nothing to do while it is flushed when
@@ -33,16 +36,18 @@ const MAX_BATCH: usize = 256;
 /// before its next write (a form, an integration's loop, a benchmark's
 /// connections): they all wait for the same flush. A smaller batch lets its
 /// flush run while the writer runs the next, at the price of a COMMIT more.
-/// The limit finds the balance by itself (additive increase, multiplicative
-/// decrease, as TCP's window): halved when the writer, after a batch, finds
-/// nothing queued while a flush is pending (its callers wait for the disk,
-/// not for the writer), unless the batch held a single write (nothing to
-/// split: a lone client) or its writes took less time than its COMMIT (a
-/// smaller batch would spend more on commits than it overlaps);
-/// raised by one when a batch was cut at the limit with writes still queued
-/// (the writer is what they wait for). On PostgreSQL,
-/// whose COMMIT waits for its own flush, nothing is pending after a batch and
-/// the limit stays at [`MAX_BATCH`].
+/// The limit finds the balance by itself, as TCP's window does:
+/// - set to half the batch's size when the writer, after a batch, finds
+///   nothing queued while a flush is pending (its callers wait for the disk,
+///   not for the writer), unless the batch held a single write (nothing to
+///   split: a lone client) or its writes took less time than its COMMIT (a
+///   smaller batch would spend more on commits than it overlaps);
+/// - raised by one when a batch was cut at the limit with writes still
+///   queued (the writer is what they wait for), doubled when more than two
+///   batches' worth are queued (a burst after a quiet spell).
+///
+/// On PostgreSQL, whose COMMIT waits for its own flush, nothing is pending
+/// after a batch and the limit stays at [`MAX_BATCH`].
 #[derive(Debug)]
 struct BatchLimit {
     limit: usize,
@@ -64,21 +69,24 @@ impl BatchLimit {
         self.limit
     }
 
-    /// After a batch that took `taken` writes: whether a write was queued
+    /// After a batch that took `taken` writes: how many writes were queued
     /// once it was handed over, whether a flush was then pending, and the
     /// time its writes and its COMMIT took.
-    fn adjust(&mut self, taken: usize, queued: bool, flushing: bool, times: BatchTimes) {
-        if queued {
+    fn adjust(&mut self, taken: usize, queued: usize, flushing: bool, times: BatchTimes) {
+        if queued > 0 {
             if taken >= self.limit {
-                self.limit = (self.limit + 1).min(MAX_BATCH);
+                let grown = if queued > 2 * self.limit {
+                    self.limit * 2
+                } else {
+                    self.limit + 1
+                };
+                self.limit = grown.min(MAX_BATCH);
             }
         } else if flushing && taken > 1 && times.writes >= times.commit {
             self.limit = (taken.min(self.limit) / 2).max(1);
         }
     }
 }
-/// Writes waiting beyond this make submitters wait (backpressure, not memory growth).
-const QUEUE_DEPTH: usize = 4096;
 
 /// What the writer runs after every write, whatever the write is: the change
 /// log (`changes::capture`). The store does not know what it records; the
@@ -400,19 +408,24 @@ impl Thread {
             let began = Instant::now();
             let mut committing = began;
             let durable = self.flushed.as_ref().map(|(durable, _)| durable);
+            // Every write the batch took, also those refused before they ran.
+            let mut taken = batch.len();
             let (appended, answers) = commit_batch(
                 &self.conn,
                 &*self.capture,
                 &mut self.counted,
                 &mut batch,
                 limit.get(),
-                || receiver.try_recv().ok(),
+                || {
+                    let joining = receiver.try_recv().ok();
+                    taken += usize::from(joining.is_some());
+                    joining
+                },
                 || {
                     committing = Instant::now();
                     number = durable.map(|d| d.begin_commit());
                 },
             );
-            let taken = answers.len();
             let times = BatchTimes {
                 writes: committing - began,
                 commit: committing.elapsed(),
@@ -450,11 +463,12 @@ impl Thread {
                 None => answer(),
             }
             queued = receiver.try_recv().ok();
+            let waiting = receiver.len() + usize::from(queued.is_some());
             let flushing = self
                 .flushed
                 .as_ref()
                 .is_some_and(|(durable, _)| !durable.is_durable(durable.observed()));
-            limit.adjust(taken, queued.is_some(), flushing, times);
+            limit.adjust(taken, waiting, flushing, times);
         }
         // Every batch committed is flushed and answered before `stop` returns.
         if let Some((_, mut syncer)) = self.flushed.take() {
@@ -664,54 +678,68 @@ mod tests {
 
     /// Sixteen clients, each waiting for its answer: the first batch takes
     /// all sixteen and the writer then waits for its flush with nothing to
-    /// do, so the limit halves; halves again while that repeats, never below
-    /// one, and stops halving once a batch's writes take less time than its
-    /// COMMIT. A lone write (one client) changes nothing.
+    /// do, so the limit is set to half the batch; halved again while that
+    /// repeats, never below one, and not once a batch's writes take less
+    /// time than its COMMIT. A lone write (one client) changes nothing.
     #[test]
     fn the_batch_limit_halves_when_the_writer_waits_for_a_flush_with_nothing_queued() {
         let mut limit = BatchLimit::new();
         assert_eq!(limit.get(), MAX_BATCH);
-        limit.adjust(1, false, true, times(900, 500));
+        limit.adjust(1, 0, true, times(900, 500));
         assert_eq!(limit.get(), MAX_BATCH, "a lone write");
-        limit.adjust(16, false, true, times(3_000, 500));
+        limit.adjust(16, 0, true, times(3_000, 500));
         assert_eq!(limit.get(), 8);
-        limit.adjust(8, false, true, times(1_500, 500));
+        limit.adjust(8, 0, true, times(1_500, 500));
         assert_eq!(limit.get(), 4);
         // Writes cheaper than the COMMIT: no smaller batch.
-        limit.adjust(4, false, true, times(300, 500));
+        limit.adjust(4, 0, true, times(300, 500));
         assert_eq!(limit.get(), 4);
-        limit.adjust(2, false, true, times(900, 500));
+        limit.adjust(2, 0, true, times(900, 500));
         assert_eq!(limit.get(), 1);
-        limit.adjust(1, false, true, times(900, 500));
+        limit.adjust(1, 0, true, times(900, 500));
         assert_eq!(limit.get(), 1);
         // Nothing queued and nothing pending (PostgreSQL, or an idle
         // server): nothing learnt.
-        limit.adjust(1, false, false, times(900, 500));
+        limit.adjust(4, 0, false, times(900, 500));
         assert_eq!(limit.get(), 1);
     }
 
     /// A batch cut at the limit with writes still queued: the writer is
-    /// what they wait for, and the limit grows by one, up to `MAX_BATCH`; a
-    /// batch that ended below the limit with writes queued (they arrived
-    /// after its COMMIT) changes nothing.
+    /// what they wait for, and the limit grows by one, or doubles while more
+    /// than two batches' worth wait, up to `MAX_BATCH`; a batch that ended
+    /// below the limit with writes queued (they arrived after its COMMIT)
+    /// changes nothing.
     #[test]
-    fn the_batch_limit_grows_by_one_while_batches_are_cut_with_writes_queued() {
+    fn the_batch_limit_grows_while_batches_are_cut_with_writes_queued() {
         let mut limit = BatchLimit::new();
-        limit.adjust(16, false, true, times(3_000, 500));
+        limit.adjust(16, 0, true, times(3_000, 500));
         assert_eq!(limit.get(), 8);
-        limit.adjust(8, true, true, times(1_500, 500));
+        limit.adjust(8, 8, true, times(1_500, 500));
         assert_eq!(limit.get(), 9);
-        limit.adjust(3, true, false, times(600, 500));
+        limit.adjust(3, 20, false, times(600, 500));
         assert_eq!(limit.get(), 9);
+        // A burst: 1,000 writes queued behind a batch of nine.
+        limit.adjust(9, 1_000, false, times(1_500, 500));
+        assert_eq!(limit.get(), 18);
+        let mut batches = 1;
+        let mut queued: usize = 1_000 - 18;
+        while limit.get() < MAX_BATCH && queued > 0 {
+            let taken = limit.get().min(queued);
+            queued -= taken;
+            limit.adjust(taken, queued, false, times(1_500, 500));
+            batches += 1;
+        }
+        assert!(batches <= 6, "{batches} batches to reach {}", limit.get());
         for _ in 0..1000 {
             let now = limit.get();
-            limit.adjust(now, true, false, times(1_500, 500));
+            limit.adjust(now, 1, false, times(1_500, 500));
         }
         assert_eq!(limit.get(), MAX_BATCH);
     }
 
     /// A store with a table `t`, and a write holding the writer for 150 ms:
-    /// writes queued in the meantime join its batch, after it.
+    /// writes queued in the meantime join its batch, after it (a fresh
+    /// store's [`BatchLimit`] is `MAX_BATCH`, and lone writes leave it there).
     async fn held_store(
         capture: std::sync::Arc<dyn super::Capture>,
     ) -> (

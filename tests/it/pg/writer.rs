@@ -41,7 +41,9 @@ fn open(location: &Location, capture: Arc<dyn Capture>) -> Db {
 }
 
 /// A write holding the writer for 150 ms: writes queued meanwhile join one
-/// batch after it.
+/// batch after it (a fresh store takes up to 256 writes in a batch; on a
+/// data file only a batch of several writes followed by a wait for its flush
+/// lowers that, and the tests hold one after lone writes only).
 async fn hold(db: &Db) -> tokio::task::JoinHandle<ApiResult<()>> {
     let hold = tokio::spawn(db.write(|_| {
         std::thread::sleep(Duration::from_millis(150));
