@@ -33,10 +33,11 @@
 //! seen.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::db::dialect::Engine;
-use crate::db::{Conn, params};
+use crate::db::preupdate::{RowChange, RowOp};
+use crate::db::{Conn, Value, params};
 
 use super::sources::{Items, Kept, Rendered, SHADOWED, SOURCES, Source, Tables};
 use crate::error::ApiResult;
@@ -53,9 +54,11 @@ pub struct State {
     /// Each workspace's [`Parties`].
     tenants: Kept<Parties>,
     items: Items,
-    /// What the triggers noted since the last [`record`] or [`discard`]
+    /// What the row hook noted since the last [`record`] or [`discard`]
     /// (SQLite; PostgreSQL's triggers note into a temp table).
     notes: Arc<Mutex<Vec<Pending>>>,
+    /// The covered tables as the row hook reads them (SQLite).
+    covered: OnceLock<Arc<[Covered]>>,
 }
 
 /// Drops what a write that failed had noted (its rows were rolled back), and
@@ -70,10 +73,6 @@ pub fn discard(state: &State) {
     state.items.clear();
     state.tenants.clear();
 }
-
-/// The SQL function SQLite's triggers call: `(table, key1, key2, op, old
-/// status, new status)`.
-const NOTE: &str = "quayside_change_note";
 
 /// What one change did to its row, net over one write.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -124,99 +123,154 @@ pub fn install(conn: &Conn, state: &State) -> crate::db::Result<()> {
     }
 }
 
-/// SQLite: the note function, the temp tables and the TEMP triggers.
+/// SQLite: the temp tables that keep deleted rows, and the row hook
+/// (`db::preupdate`: no triggers, so no statement journal for the covered
+/// tables' statements) noting each change of a covered table's row: its key,
+/// its status before and after, and a deleted row's values, which [`record`]
+/// copies into `temp.gone_<table>` before it renders.
 fn install_sqlite(conn: &Conn, state: &State) -> crate::db::Result<()> {
+    let mut covered = Vec::new();
+    let shadowed = SHADOWED.iter().map(|table| (*table, None));
+    for (table, source) in shadowed.chain(SOURCES.iter().map(|s| (s.table, Some(s)))) {
+        let columns: Vec<String> = conn
+            .prepare(&format!(
+                "SELECT name FROM pragma_table_info('{table}') ORDER BY cid"
+            ))?
+            .query_map([], |row| row.get(0))?
+            .collect::<Result<_, _>>()?;
+        conn.execute_batch(&format!(
+            "CREATE TEMP TABLE IF NOT EXISTS gone_{table} AS SELECT * FROM main.{table} WHERE 0"
+        ))?;
+        let column = |name: &str| {
+            columns
+                .iter()
+                .position(|c| c == name)
+                .ok_or(crate::db::Error::Unsupported(
+                    "a covered table without its key or status column",
+                ))
+        };
+        let placeholders: Vec<String> = (1..=columns.len()).map(|i| format!("?{i}")).collect();
+        covered.push(Covered {
+            table,
+            key: match source {
+                Some(source) => source
+                    .key
+                    .iter()
+                    .map(|k| column(k))
+                    .collect::<Result<_, _>>()?,
+                None => Vec::new(),
+            },
+            status: match source.and_then(|s| s.status) {
+                Some((name, _)) => Some(column(name)?),
+                None => None,
+            },
+            shadowed: source.is_none(),
+            columns: columns.len(),
+            copy: format!(
+                "INSERT INTO temp.gone_{table} ({}) VALUES ({})",
+                columns.join(", "),
+                placeholders.join(", ")
+            ),
+        });
+    }
     let notes = state.notes.clone();
-    conn.create_procedure(NOTE, 6, move |args| {
-        // Keys are text, but a rowid (a shadowed table's key) is an integer.
-        let text = |i: usize| -> crate::db::Result<Option<String>> {
-            use crate::db::ValueRef;
-            Ok(match args[i] {
-                ValueRef::Null => None,
-                ValueRef::Integer(n) => Some(n.to_string()),
-                ValueRef::Real(x) => Some(x.to_string()),
-                ValueRef::Text(t) | ValueRef::Blob(t) => {
-                    Some(String::from_utf8_lossy(t).into_owned())
-                }
-            })
-        };
-        let note = Pending {
-            table: text(0)?.unwrap_or_default(),
-            key1: text(1)?,
-            key2: text(2)?,
-            op: text(3)?.unwrap_or_default(),
-            old_status: text(4)?,
-            new_status: text(5)?,
-        };
-        notes.lock().unwrap_or_else(|p| p.into_inner()).push(note);
-        Ok(())
-    })?;
-    let mut sql = String::new();
-    for table in SHADOWED {
-        // Noted too, so that `record` clears the copies after the write.
-        let note = format!("SELECT {NOTE}('{table}', OLD.rowid, NULL, 's', NULL, NULL);");
-        sql.push_str(&copy_on_delete(conn, table, Some(note))?);
-    }
-    for source in &SOURCES {
-        let key = |row: &str| {
-            let k1 = format!("{row}.{}", source.key[0]);
-            let k2 = source
-                .key
-                .get(1)
-                .map_or("NULL".to_string(), |k| format!("{row}.{k}"));
-            (k1, k2)
-        };
-        let status = |row: &str| {
-            source
-                .status
-                .map_or("NULL".to_string(), |(column, _)| format!("{row}.{column}"))
-        };
-        let note = |op: &str, row: &str, old: String, new: String| {
-            let (k1, k2) = key(row);
-            format!(
-                "SELECT {NOTE}('{table}', {k1}, {k2}, '{op}', {old}, {new});",
-                table = source.table
-            )
-        };
-        let t = source.table;
-        sql.push_str(&format!(
-            "CREATE TEMP TRIGGER IF NOT EXISTS change_{t}_insert AFTER INSERT ON main.{t} \
-             BEGIN {} END;\n",
-            note("c", "NEW", "NULL".into(), status("NEW"))
-        ));
-        sql.push_str(&format!(
-            "CREATE TEMP TRIGGER IF NOT EXISTS change_{t}_update AFTER UPDATE ON main.{t} \
-             BEGIN {} END;\n",
-            note("u", "NEW", status("OLD"), status("NEW"))
-        ));
-        sql.push_str(&copy_on_delete(
-            conn,
-            t,
-            Some(note("d", "OLD", status("OLD"), "NULL".into())),
-        )?);
-    }
-    conn.execute_batch(&sql)
+    let hooked: Arc<[Covered]> = covered.into();
+    let _ = state.covered.set(hooked.clone());
+    conn.on_row_change(move |change| {
+        if let Some(table) = hooked.iter().find(|t| t.table == change.table)
+            && let Some(note) = table.note(change)
+        {
+            notes.lock().unwrap_or_else(|p| p.into_inner()).push(note);
+        }
+    })
 }
 
-/// The copy table of `table` and its delete trigger, which also runs `then`
-/// (SQLite).
-fn copy_on_delete(conn: &Conn, table: &str, then: Option<String>) -> crate::db::Result<String> {
-    let columns: Vec<String> = conn
-        .prepare(&format!("SELECT name FROM pragma_table_info('{table}')"))?
-        .query_map([], |row| row.get(0))?
-        .collect::<Result<_, _>>()?;
-    let old: Vec<String> = columns.iter().map(|c| format!("OLD.{c}")).collect();
-    Ok(format!(
-        "CREATE TEMP TABLE IF NOT EXISTS gone_{table} AS SELECT * FROM main.{table} WHERE 0;
-         CREATE TEMP TRIGGER IF NOT EXISTS change_{table}_delete AFTER DELETE ON main.{table}
-         BEGIN
-             INSERT INTO temp.gone_{table} ({}) VALUES ({});
-             {}
-         END;\n",
-        columns.join(", "),
-        old.join(", "),
-        then.unwrap_or_default()
-    ))
+/// A covered table as SQLite's row hook reads it (column positions).
+struct Covered {
+    table: &'static str,
+    key: Vec<usize>,
+    status: Option<usize>,
+    /// Only a deleted row is noted, for its copy (`SHADOWED`).
+    shadowed: bool,
+    columns: usize,
+    /// The statement that copies a deleted row into `temp.gone_<table>`.
+    copy: String,
+}
+
+impl Covered {
+    /// What a change of one of the table's rows notes; a value that cannot
+    /// be read notes that (`record` then fails the write rather than lose an
+    /// entry).
+    fn note(&self, change: &RowChange<'_>) -> Option<Pending> {
+        let text = |value: Option<Value>| -> Option<String> {
+            match value? {
+                Value::Null => None,
+                Value::Integer(n) => Some(n.to_string()),
+                Value::Real(x) => Some(x.to_string()),
+                Value::Text(t) => Some(t),
+                Value::Blob(b) => Some(String::from_utf8_lossy(&b).into_owned()),
+            }
+        };
+        let deleted = change.op == RowOp::Delete;
+        if self.shadowed && !deleted {
+            return None;
+        }
+        let copy = if deleted {
+            match (0..self.columns)
+                .map(|i| change.before(i))
+                .collect::<Option<Vec<_>>>()
+            {
+                Some(row) => Some(row),
+                None => return Some(Pending::unreadable(self.table)),
+            }
+        } else {
+            None
+        };
+        let key = |i: usize| {
+            let at = *self.key.get(i)?;
+            match &copy {
+                Some(row) => text(row.get(at).cloned()),
+                None => text(change.after(at)),
+            }
+        };
+        let (key1, key2) = (key(0), key(1));
+        if !self.shadowed && (key1.is_none() || (self.key.len() > 1 && key2.is_none())) {
+            return Some(Pending::unreadable(self.table));
+        }
+        let old_status = self.status.and_then(|at| text(change.before(at)));
+        let new_status = self.status.and_then(|at| text(change.after(at)));
+        let op = match change.op {
+            RowOp::Insert => "c",
+            RowOp::Update => "u",
+            RowOp::Delete if self.shadowed => "s",
+            RowOp::Delete => "d",
+        };
+        Some(Pending {
+            table: self.table.to_string(),
+            key1,
+            key2,
+            op: op.to_string(),
+            old_status,
+            new_status,
+            copy,
+        })
+    }
+}
+
+/// SQLite: the rows the write deleted, copied into `temp.gone_<table>` in
+/// the order deleted (the newest last), where the renders read them.
+fn copy_deleted(conn: &Conn, state: &State, pending: &[Pending]) -> ApiResult<()> {
+    for note in pending {
+        let Some(row) = &note.copy else { continue };
+        let table = state
+            .covered
+            .get()
+            .and_then(|covered| covered.iter().find(|t| t.table == note.table));
+        let Some(table) = table else { continue };
+        conn.prepare_cached(&table.copy)?
+            .execute(crate::db::params_from_iter(row.iter()))?;
+    }
+    Ok(())
 }
 
 /// The advisory lock PostgreSQL's [`install`] holds while it replaces the
@@ -332,7 +386,28 @@ struct Pending {
     op: String,
     old_status: Option<String>,
     new_status: Option<String>,
+    /// A deleted row's values, for its copy (SQLite; PostgreSQL's trigger
+    /// function copies the row itself).
+    copy: Option<Vec<Value>>,
 }
+
+impl Pending {
+    /// A change whose row could not be read.
+    fn unreadable(table: &str) -> Pending {
+        Pending {
+            table: table.to_string(),
+            key1: None,
+            key2: None,
+            op: UNREADABLE.to_string(),
+            old_status: None,
+            new_status: None,
+            copy: None,
+        }
+    }
+}
+
+/// The `op` of a change whose row could not be read.
+const UNREADABLE: &str = "!";
 
 /// Takes what the current write noted, in the order noted: from memory
 /// (SQLite), or from the session's `change_notes` in one round trip
@@ -357,6 +432,7 @@ fn take_notes(conn: &Conn, state: &State) -> crate::db::Result<Vec<Pending>> {
                     op: row.get(3)?,
                     old_status: row.get(4)?,
                     new_status: row.get(5)?,
+                    copy: None,
                 })
             })?
             .collect(),
@@ -379,6 +455,13 @@ pub fn record(conn: &Conn, actor: &str, state: &State) -> ApiResult<Option<u64>>
         return Ok(None);
     }
     let engine = conn.dialect().engine;
+    if let Some(note) = pending.iter().find(|p| p.op == UNREADABLE) {
+        return Err(crate::error::ApiError::internal(format!(
+            "change log: a changed row of {} could not be read",
+            note.table
+        )));
+    }
+    copy_deleted(conn, state, &pending)?;
     // One entry per record, in the order the write first touched them, with
     // the net effect of all it did to the record.
     let mut order: Vec<(String, Vec<String>)> = Vec::new();

@@ -305,31 +305,21 @@ impl Conn {
         })
     }
 
-    /// Makes `name(a1, ..., aN)` (N = `args`, at most 8) callable from this
-    /// connection's SQL (its triggers): it runs `f` on the arguments and
-    /// answers NULL; an error of `f` fails the statement that called it.
-    pub fn create_procedure<F>(&self, name: &str, args: usize, f: F) -> Result<()>
+    /// Runs `hook` just before each row a statement of this connection
+    /// inserts, updates or deletes in a table of the main database, with the
+    /// row's values before and after (SQLite's pre-update hook,
+    /// `db::preupdate`); replaces a hook set before.
+    pub fn on_row_change<F>(&self, hook: F) -> Result<()>
     where
-        F: Fn(&[ValueRef<'_>]) -> Result<()> + Send + std::panic::UnwindSafe + 'static,
+        F: FnMut(&super::preupdate::RowChange<'_>) + Send + 'static,
     {
-        assert!(args <= 8, "a procedure takes at most 8 arguments");
         match self {
-            Conn::Sqlite(conn) => Ok(conn.create_scalar_function(
-                name,
-                args as i32,
-                rusqlite::functions::FunctionFlags::SQLITE_UTF8,
-                move |ctx| {
-                    let mut given = [ValueRef::Null; 8];
-                    for (i, slot) in given.iter_mut().enumerate().take(ctx.len()) {
-                        *slot = ctx.get_raw(i);
-                    }
-                    f(&given[..ctx.len()])
-                        .map_err(|err| rusqlite::Error::UserFunctionError(Box::new(err)))?;
-                    Ok(rusqlite::types::Null)
-                },
-            )?),
+            Conn::Sqlite(conn) => {
+                super::preupdate::set(conn, Box::new(hook));
+                Ok(())
+            }
             Conn::Pg(_) => Err(Error::Unsupported(
-                "an in-process SQL function (PostgreSQL's triggers are PL/pgSQL)",
+                "an in-process row hook (PostgreSQL's triggers are PL/pgSQL)",
             )),
         }
     }

@@ -17,6 +17,7 @@ pub mod lease;
 pub mod maintenance;
 pub mod migrate;
 pub mod pg;
+pub mod preupdate;
 pub mod stamp;
 pub mod statistics;
 pub mod transfer;

@@ -182,16 +182,17 @@ pub fn update(conn: &Conn, doc: &Document, refs: &[CatalogItem]) -> ApiResult<()
     add_refs(conn, &doc.id, refs)
 }
 
-/// Most references one INSERT carries (a quality result has three; a
-/// statement's text per count up to this many is prepared once and cached).
-const REFS_PER_INSERT: usize = 16;
-
-/// The document's references, as few statements as their count allows: one
-/// for a quality result's three (on PostgreSQL each statement is a round trip).
+/// The document's references, as few statements as the engine prefers
+/// (`Dialect::rows_per_insert`: on PostgreSQL one for a quality result's
+/// three, on SQLite one each).
 fn add_refs(conn: &Conn, id: &str, refs: &[CatalogItem]) -> ApiResult<()> {
     static TEXTS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    let per_insert = conn.dialect().rows_per_insert();
     let texts = TEXTS.get_or_init(|| {
-        (1..=REFS_PER_INSERT)
+        let most = crate::db::dialect::POSTGRES
+            .rows_per_insert()
+            .max(crate::db::dialect::SQLITE.rows_per_insert());
+        (1..=most)
             .map(|count| {
                 let rows: Vec<String> = (0..count).map(|i| format!("(?1, ?{})", i + 2)).collect();
                 format!(
@@ -202,7 +203,7 @@ fn add_refs(conn: &Conn, id: &str, refs: &[CatalogItem]) -> ApiResult<()> {
             })
             .collect()
     });
-    for chunk in refs.chunks(REFS_PER_INSERT) {
+    for chunk in refs.chunks(per_insert) {
         let sql = &texts[chunk.len() - 1];
         let mut values: Vec<&dyn crate::db::ToSql> = Vec::with_capacity(chunk.len() + 1);
         values.push(&id);
