@@ -10,10 +10,12 @@
 //! ([`discard`] forgets the rest).
 //!
 //! How a change is noted depends on the engine:
-//! - SQLite: TEMP triggers hand each insert's, update's and delete's key to a
-//!   function of this process (`quayside_change_note`), which keeps it in
-//!   memory, and a delete also keeps a copy of the row in the in-memory table
-//!   `temp.gone_<table>`. `seq` is the rowid SQLite assigns.
+//! - SQLite: the pre-update hook (`db::preupdate`) keeps each insert's,
+//!   update's and delete's key and status in memory, and a delete's row
+//!   values, which [`record`] copies into the in-memory table
+//!   `temp.gone_<table>` before it renders. No triggers: SQLite runs a
+//!   statement on a table with a trigger with a statement journal, a copy of
+//!   every page the statement touches. `seq` is the rowid SQLite assigns.
 //! - PostgreSQL (no TEMP triggers on permanent tables, no functions of this
 //!   process): one PL/pgSQL trigger function per covered table, made by
 //!   [`install`] on the permanent tables, noting into the session's temp
@@ -37,7 +39,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::db::dialect::Engine;
 use crate::db::preupdate::{RowChange, RowOp};
-use crate::db::{Conn, Value, params};
+use crate::db::{Conn, OptionalExtension, Value, params};
 
 use super::sources::{Items, Kept, Rendered, SHADOWED, SOURCES, Source, Tables};
 use crate::error::ApiResult;
@@ -132,12 +134,20 @@ fn install_sqlite(conn: &Conn, state: &State) -> crate::db::Result<()> {
     let mut covered = Vec::new();
     let shadowed = SHADOWED.iter().map(|table| (*table, None));
     for (table, source) in shadowed.chain(SOURCES.iter().map(|s| (s.table, Some(s)))) {
-        let columns: Vec<String> = conn
+        // Every column, in the table's order (the hook's column numbers);
+        // `table_xinfo` also lists generated ones, which would shift them.
+        let listed: Vec<(String, i64)> = conn
             .prepare(&format!(
-                "SELECT name FROM pragma_table_info('{table}') ORDER BY cid"
+                "SELECT name, hidden FROM pragma_table_xinfo('{table}') ORDER BY cid"
             ))?
-            .query_map([], |row| row.get(0))?
+            .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?
             .collect::<Result<_, _>>()?;
+        if listed.iter().any(|(_, hidden)| *hidden != 0) {
+            return Err(crate::db::Error::Unsupported(
+                "a covered table with a generated or hidden column",
+            ));
+        }
+        let columns: Vec<String> = listed.into_iter().map(|(name, _)| name).collect();
         conn.execute_batch(&format!(
             "CREATE TEMP TABLE IF NOT EXISTS gone_{table} AS SELECT * FROM main.{table} WHERE 0"
         ))?;
@@ -177,9 +187,14 @@ fn install_sqlite(conn: &Conn, state: &State) -> crate::db::Result<()> {
     let hooked: Arc<[Covered]> = covered.into();
     let _ = state.covered.set(hooked.clone());
     conn.on_row_change(move |change| {
-        if let Some(table) = hooked.iter().find(|t| t.table == change.table)
-            && let Some(note) = table.note(change)
-        {
+        let Some(table) = hooked.iter().find(|t| t.table == change.table) else {
+            return;
+        };
+        // A panic here must not lose the change: it is noted as unreadable,
+        // which fails the write's batch.
+        let note = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| table.note(change)))
+            .unwrap_or_else(|_| Some(Pending::unreadable(table.table)));
+        if let Some(note) = note {
             notes.lock().unwrap_or_else(|p| p.into_inner()).push(note);
         }
     })
@@ -214,6 +229,9 @@ impl Covered {
         let deleted = change.op == RowOp::Delete;
         if self.shadowed && !deleted {
             return None;
+        }
+        if change.columns() != self.columns {
+            return Some(Pending::unreadable(self.table));
         }
         let copy = if deleted {
             match (0..self.columns)
@@ -255,6 +273,26 @@ impl Covered {
             copy,
         })
     }
+}
+
+/// Whether the row a delete was noted for is still in its table.
+fn still_there(conn: &Conn, source: &Source, key: &[String]) -> crate::db::Result<bool> {
+    let matches: Vec<String> = source
+        .key
+        .iter()
+        .enumerate()
+        .map(|(i, column)| format!("{column} = ?{}", i + 1))
+        .collect();
+    let sql = format!(
+        "SELECT 1 FROM main.{} WHERE {}",
+        source.table,
+        matches.join(" AND ")
+    );
+    Ok(conn
+        .prepare_cached(&sql)?
+        .query_row(crate::db::params_from_iter(key.iter()), |_| Ok(()))
+        .optional()?
+        .is_some())
 }
 
 /// SQLite: the rows the write deleted, copied into `temp.gone_<table>` in
@@ -534,6 +572,13 @@ pub fn record(conn: &Conn, actor: &str, state: &State) -> ApiResult<Option<u64>>
             blobs: blobs.clone(),
             items,
         };
+        if state == Net::Deleted && engine == Engine::Sqlite && still_there(conn, source, &key)? {
+            // SQLite's hook runs before a row is deleted and keeps its copy
+            // outside the statement: a delete whose statement then failed
+            // (a foreign key) left its note. A write that goes on after such
+            // a failure deleted nothing.
+            continue;
+        }
         let Some(rendered) = (source.render)(conn, &from, &key)? else {
             log::warn!("change log: {table} {key:?} changed but cannot be read back");
             continue;
@@ -817,6 +862,43 @@ mod tests {
             assert_eq!(record["type"], "svc.hub.organization");
         }
         assert_eq!(*db.changes_head().borrow(), 2);
+        db.close().unwrap();
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_delete_whose_statement_failed_records_nothing_when_the_write_goes_on() {
+        let (_dir, db) = open();
+        let actor: Arc<str> = Arc::from("alice");
+        db.write_as(actor.clone(), |conn| {
+            org(conn, "x", "Kept")?;
+            conn.execute(
+                "INSERT INTO workspaces (id, client_id, created_at, updated_at) \
+                 VALUES ('w', 'x', 1, 1)",
+                [],
+            )?;
+            Ok(())
+        })
+        .await
+        .unwrap();
+        // The workspace refers to the organization: its DELETE fails on the
+        // foreign key after SQLite's hook saw the row go; the write goes on.
+        db.write_as(actor.clone(), |conn| {
+            let refused = conn.execute("DELETE FROM organizations WHERE id = 'x'", []);
+            assert!(refused.is_err(), "the foreign key refuses the delete");
+            org(conn, "y", "Another")?;
+            Ok(())
+        })
+        .await
+        .unwrap();
+        let types: Vec<String> = log(&db).await.into_iter().map(|(t, ..)| t).collect();
+        assert_eq!(
+            types,
+            [
+                "organization.created",
+                "workspace.created",
+                "organization.created"
+            ]
+        );
         db.close().unwrap();
     }
 }

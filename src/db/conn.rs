@@ -315,7 +315,13 @@ impl Conn {
     {
         match self {
             Conn::Sqlite(conn) => {
-                super::preupdate::set(conn, Box::new(hook));
+                super::preupdate::set(conn, Box::new(hook)).map_err(|code| {
+                    rusqlite::Error::SqliteFailure(rusqlite::ffi::Error::new(code), None)
+                })?;
+                // Statements prepared before were compiled for a connection
+                // without a hook (SQLite may, for one, clear a table in one
+                // step rather than row by row): prepare them afresh.
+                conn.flush_prepared_statement_cache();
                 Ok(())
             }
             Conn::Pg(_) => Err(Error::Unsupported(

@@ -64,8 +64,8 @@ impl Dialect {
 
     /// The most rows one `INSERT ... VALUES` should carry when a write adds
     /// several rows to one table. SQLite: one. A statement that may write
-    /// several rows runs with a statement journal, a copy of every page it
-    /// touches (so that a failure in its middle can be undone), which cost a
+    /// several rows and may fail midway (a constraint, a function) runs with
+    /// a statement journal, a copy of every page it touches, which cost a
     /// document's three `document_refs` rows more than three statements do;
     /// and a statement is a local call. PostgreSQL: 16, since each statement
     /// is a round trip the writer waits on.

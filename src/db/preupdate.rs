@@ -15,8 +15,14 @@
 //! `.cargo/config.toml` hands that flag to the bundled build
 //! (`LIBSQLITE3_FLAGS`), and the four functions are declared here: rusqlite's
 //! own `preupdate_hook` feature would regenerate all of SQLite's bindings with
-//! bindgen and libclang at build time. A build without the flag fails to link
-//! rather than running without it.
+//! bindgen and libclang at build time. A build that does not get the flag
+//! (cargo run from outside the repository, or `LIBSQLITE3_FLAGS` already set
+//! in the environment without it) fails to link rather than running without
+//! the hook.
+//!
+//! A hook gets no access to its connection and must run no SQL on it: SQLite
+//! would call it again from within, and it would then read the inner row's
+//! values.
 
 use std::ffi::{CStr, c_char, c_int, c_void};
 use std::panic::AssertUnwindSafe;
@@ -143,18 +149,27 @@ const KEPT_AS: &CStr = c"quayside.preupdate";
 
 /// Runs `hook` just before each row a statement of `conn` inserts, updates or
 /// deletes in a table of the main database (not `temp`, not attached ones);
-/// replaces a hook set before. A panic in `hook` is caught and logged.
-pub(super) fn set(conn: &rusqlite::Connection, hook: Hook) {
+/// replaces a hook set before. A panic in `hook` is caught and logged (a hook
+/// that must not lose a row catches its own). Fails only when SQLite cannot
+/// keep the hook (out of memory); nothing is set then.
+pub(super) fn set(conn: &rusqlite::Connection, hook: Hook) -> Result<(), c_int> {
     let arg = Box::into_raw(Box::new(hook));
-    // SAFETY: `arg` stays valid until SQLite calls `free` on it: when the
-    // connection closes, or when a later `set` replaces it as client data,
-    // which happens after that later `set` has taken the hook's place, so
+    // SAFETY: `arg` is kept as the connection's client data first, which
+    // frees it when the connection closes or a later `set` replaces it. If
+    // SQLite cannot keep it, it has freed it already and the hook is not set.
+    // Otherwise the hook takes its place at once: nothing runs between the
+    // two calls (the connection is not shared across threads), and a hook
+    // replaced as client data was replaced as the hook in the same call, so
     // SQLite never calls a freed hook.
     unsafe {
         let db = conn.handle();
+        let kept = ffi::sqlite3_set_clientdata(db, KEPT_AS.as_ptr(), arg.cast(), Some(free));
+        if kept != ffi::SQLITE_OK {
+            return Err(kept);
+        }
         sqlite3_preupdate_hook(db, Some(call), arg.cast());
-        ffi::sqlite3_set_clientdata(db, KEPT_AS.as_ptr(), arg.cast(), Some(free));
     }
+    Ok(())
 }
 
 unsafe extern "C" fn free(arg: *mut c_void) {
@@ -171,18 +186,15 @@ unsafe extern "C" fn call(
     _old_rowid: i64,
     _new_rowid: i64,
 ) {
-    // SAFETY: `arg` is the live hook `set` registered; the names are
-    // NUL-terminated strings SQLite owns for the duration of the call.
-    let (hook, schema, table) = unsafe {
-        (
-            &mut *(arg as *mut Hook),
-            CStr::from_ptr(schema),
-            CStr::from_ptr(table),
-        )
-    };
+    // SAFETY: the names are NUL-terminated strings SQLite owns for the
+    // duration of the call.
+    let (schema, table) = unsafe { (CStr::from_ptr(schema), CStr::from_ptr(table)) };
     if schema.to_bytes() != b"main" {
         return;
     }
+    // SAFETY: `arg` is the live hook `set` registered, called once at a time
+    // (a hook runs no SQL on its connection, so it is not entered again).
+    let hook = unsafe { &mut *(arg as *mut Hook) };
     let op = match op {
         ffi::SQLITE_INSERT => RowOp::Insert,
         ffi::SQLITE_UPDATE => RowOp::Update,
@@ -227,7 +239,8 @@ mod tests {
                     .unwrap()
                     .push((change.op, change.table.to_string(), old, new));
             }),
-        );
+        )
+        .unwrap();
         (conn, seen)
     }
 
@@ -238,6 +251,7 @@ mod tests {
             "INSERT INTO t VALUES ('a', 1, 1.5, x'00ff');
              UPDATE t SET n = 2 WHERE id = 'a';
              INSERT INTO w VALUES ('first', 'key', 'value');
+             UPDATE w SET v = 'changed' WHERE k = 'key';
              DELETE FROM w;
              DELETE FROM t;
              INSERT INTO scratch VALUES (1);",
@@ -247,7 +261,7 @@ mod tests {
         let text = |s: &str| Some(Value::Text(s.into()));
         assert_eq!(
             seen.len(),
-            5,
+            6,
             "the temp table's insert is not seen: {seen:?}"
         );
         assert_eq!(seen[0].0, RowOp::Insert);
@@ -269,11 +283,14 @@ mod tests {
         // A WITHOUT ROWID table: columns in declared order, not key order.
         assert_eq!((seen[2].0, seen[2].1.as_str()), (RowOp::Insert, "w"));
         assert_eq!(seen[2].3, vec![text("first"), text("key"), text("value")]);
-        assert_eq!(seen[3].0, RowOp::Delete);
+        assert_eq!(seen[3].0, RowOp::Update);
         assert_eq!(seen[3].2, vec![text("first"), text("key"), text("value")]);
-        assert_eq!(seen[3].3, vec![None, None, None]);
+        assert_eq!(seen[3].3, vec![text("first"), text("key"), text("changed")]);
+        assert_eq!(seen[4].0, RowOp::Delete);
+        assert_eq!(seen[4].2, vec![text("first"), text("key"), text("changed")]);
+        assert_eq!(seen[4].3, vec![None, None, None]);
         assert_eq!(
-            (seen[4].0, seen[4].2[0].clone()),
+            (seen[5].0, seen[5].2[0].clone()),
             (RowOp::Delete, text("a"))
         );
     }
@@ -283,7 +300,7 @@ mod tests {
         let (conn, first) = watched();
         let second: Arc<Mutex<usize>> = Arc::default();
         let counted = second.clone();
-        set(&conn, Box::new(move |_| *counted.lock().unwrap() += 1));
+        set(&conn, Box::new(move |_| *counted.lock().unwrap() += 1)).unwrap();
         conn.execute("INSERT INTO t (id) VALUES ('b')", []).unwrap();
         assert!(first.lock().unwrap().is_empty());
         assert_eq!(*second.lock().unwrap(), 1);
