@@ -33,6 +33,9 @@ pub enum FieldType {
     Bool,
 }
 
+/// The most rows [`Dialect::rows_per_insert`] answers for any engine.
+pub const MOST_ROWS_PER_INSERT: usize = 16;
+
 /// The SQL fragments of one engine.
 #[derive(Debug)]
 pub struct Dialect {
@@ -72,7 +75,7 @@ impl Dialect {
     pub fn rows_per_insert(&self) -> usize {
         match self.engine {
             Engine::Sqlite => 1,
-            Engine::Postgres => 16,
+            Engine::Postgres => MOST_ROWS_PER_INSERT,
         }
     }
 

@@ -3,10 +3,11 @@
 //! values before and after. The change log notes a data file's changes with
 //! it (`changes::capture`).
 //!
-//! Why a hook rather than triggers: SQLite runs every statement on a table
-//! that has a trigger with a statement journal (it must be able to undo what
-//! the trigger wrote if the statement fails), and that journal copies each
-//! page the statement touches. A document's `INSERT` touches its table and a
+//! Why a hook rather than triggers: a trigger makes every statement on its
+//! table one that may write several rows, and SQLite runs such a statement,
+//! when it may fail midway (a constraint, a function), with a statement
+//! journal so that it can undo what it wrote; that journal copies each page
+//! the statement touches. A document's `INSERT` touches its table and a
 //! dozen index pages; with TEMP triggers on the covered tables those copies
 //! were about a fifth of the writer's time in a bulk certificate (decision 18
 //! in docs/api.md has the figures). A hook adds no statement journal.

@@ -189,10 +189,7 @@ fn add_refs(conn: &Conn, id: &str, refs: &[CatalogItem]) -> ApiResult<()> {
     static TEXTS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
     let per_insert = conn.dialect().rows_per_insert();
     let texts = TEXTS.get_or_init(|| {
-        let most = crate::db::dialect::POSTGRES
-            .rows_per_insert()
-            .max(crate::db::dialect::SQLITE.rows_per_insert());
-        (1..=most)
+        (1..=crate::db::dialect::MOST_ROWS_PER_INSERT)
             .map(|count| {
                 let rows: Vec<String> = (0..count).map(|i| format!("(?1, ?{})", i + 2)).collect();
                 format!(
