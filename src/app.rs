@@ -262,6 +262,33 @@ impl Ctx {
         self.app.db.read_after(self.live_at, self.confirming(f))
     }
 
+    /// [`Ctx::read`] of one record (see [`Db::read_point_after`]).
+    pub fn read_point<T, F>(&self, f: F) -> impl Future<Output = ApiResult<T>> + Send + 'static
+    where
+        F: FnOnce(&Conn) -> ApiResult<T> + Send + 'static,
+        T: Send + 'static,
+    {
+        let read = self
+            .app
+            .db
+            .read_point_after(self.live_at, self.confirming(f));
+        async move { Ok(read.await?.1) }
+    }
+
+    /// [`Ctx::read_at`] of one record (see [`Db::read_point_after`]).
+    pub fn read_point_at<T, F>(
+        &self,
+        f: F,
+    ) -> impl Future<Output = ApiResult<(Option<Stamp>, T)>> + Send + 'static
+    where
+        F: FnOnce(&Conn) -> ApiResult<T> + Send + 'static,
+        T: Send + 'static,
+    {
+        self.app
+            .db
+            .read_point_after(self.live_at, self.confirming(f))
+    }
+
     /// Runs `f` through the single writer (see [`Db::write`]).
     pub fn write<T, F>(&self, f: F) -> impl Future<Output = ApiResult<T>> + Send + 'static
     where
@@ -312,6 +339,16 @@ impl Ctx {
         T: Send + 'static,
     {
         let read = self.scoped(scope::load, f).map(|f| self.read(f));
+        async move { read?.await }
+    }
+
+    /// [`Ctx::read_point`] in the workspace of the path: one record of it.
+    pub fn read_point_in<T, F>(&self, f: F) -> impl Future<Output = ApiResult<T>> + Send + 'static
+    where
+        F: FnOnce(&Conn, &Scope) -> ApiResult<T> + Send + 'static,
+        T: Send + 'static,
+    {
+        let read = self.scoped(scope::load, f).map(|f| self.read_point(f));
         async move { read?.await }
     }
 

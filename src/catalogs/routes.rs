@@ -256,7 +256,7 @@ pub async fn get(ctx: Ctx) -> ApiResult<Response> {
     let name = ctx.req.param("catalog").to_string();
     let id = ctx.req.param("id").to_string();
     let item = ctx
-        .read_in(move |conn, ws| {
+        .read_point_in(move |conn, ws| {
             let catalog = CatalogName::parse(&name)?;
             load_item(conn, ws, catalog, &id)
         })

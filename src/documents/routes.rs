@@ -527,7 +527,7 @@ pub async fn create(
 pub async fn get(ctx: Ctx, kind: &'static Kind) -> ApiResult<Response> {
     let target = target(&ctx, kind, true);
     let answer = ctx
-        .read_in(move |conn, scope| {
+        .read_point_in(move |conn, scope| {
             let (_, doc) = one(conn, scope, kind, &target)?;
             Ok(shaped(
                 kind.get_shape,

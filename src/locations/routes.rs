@@ -168,7 +168,7 @@ pub async fn get(ctx: Ctx, catalog: Catalog) -> ApiResult<Response> {
     }
     let lookup = code.clone();
     let (read_at, found) = ctx
-        .read_at(move |conn| Ok(store::get(conn, catalog, &lookup)?))
+        .read_point_at(move |conn| Ok(store::get(conn, catalog, &lookup)?))
         .await?;
     let location = found.ok_or_else(|| not_found(catalog, &code))?;
     let body = Bytes::from(serde_json::to_vec(&location).map_err(ApiError::internal)?);

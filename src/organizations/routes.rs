@@ -76,7 +76,7 @@ fn not_found(id: &str) -> ApiError {
 async fn load(ctx: &Ctx) -> ApiResult<Organization> {
     let id = ctx.req.param("organization_id").to_string();
     let lookup = id.clone();
-    ctx.read(move |conn| Ok(store::get(conn, &lookup)?))
+    ctx.read_point(move |conn| Ok(store::get(conn, &lookup)?))
         .await?
         .ok_or_else(|| not_found(&id))
 }

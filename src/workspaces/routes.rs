@@ -275,7 +275,9 @@ pub async fn create(mut ctx: Ctx, generation: Generation) -> ApiResult<Response>
 
 /// `GET /workspaces/{workspace_id}`, `GET /v2/workspaces/{workspace_id}`.
 pub async fn get(ctx: Ctx, generation: Generation) -> ApiResult<Response> {
-    let ws = ctx.read_in(|_, scope| Ok(scope.workspace.clone())).await?;
+    let ws = ctx
+        .read_point_in(|_, scope| Ok(scope.workspace.clone()))
+        .await?;
     Ok(Response::json(200, &ws.render(generation)))
 }
 

@@ -422,3 +422,33 @@ fn a_job_with_results_cannot_be_deleted_until_they_are_gone() {
     // Now the workspace is empty and can go.
     expect(&w.server.delete(&w.ws_path(), &w.alice), 200);
 }
+
+/// A read of one record runs on the request's own thread on a data file
+/// (`Db::read_point_after`), each on a pooled connection of its own: every
+/// GET still sees the write acknowledged before it, whichever connection
+/// serves it, so none is left in an older read transaction. Four clients at
+/// once, each changing its own job and reading it back.
+#[test]
+fn every_read_of_one_record_sees_the_write_acknowledged_before_it() {
+    let w = World::new();
+    let jobs: Vec<String> = (0..4).map(|_| w.create_job(json!({})).0).collect();
+    std::thread::scope(|s| {
+        for (client, job) in jobs.iter().enumerate() {
+            let w = &w;
+            s.spawn(move || {
+                for round in 0..25 {
+                    let reference = format!("R-{client}-{round}");
+                    let patched = w.server.patch(
+                        &w.job_path(job),
+                        &w.alice,
+                        &json!({"refNumber": reference}),
+                    );
+                    assert_eq!(patched.status, 200, "{}", patched.text());
+                    let read = w.server.get(&w.job_path(job), &w.alice);
+                    assert_eq!(read.status, 200, "{}", read.text());
+                    assert_eq!(read.json()["refNumber"], json!(reference));
+                }
+            });
+        }
+    });
+}
