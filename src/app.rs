@@ -19,6 +19,7 @@ use crate::auth::checks::PasswordChecks;
 use crate::auth::lockout::Lockout;
 use crate::auth::principal::{Access, Principal};
 use crate::db::Db;
+use crate::db::ReadSize;
 use crate::db::blobs::{self, BlobWriter};
 use crate::db::cache::ReadCache;
 use crate::db::stamp::Stamp;
@@ -244,7 +245,17 @@ impl Ctx {
         F: FnOnce(&Conn) -> ApiResult<T> + Send + 'static,
         T: Send + 'static,
     {
-        let read = self.app.db.read_after(self.live_at, self.confirming(f));
+        let read = self.read_at(f);
+        async move { Ok(read.await?.1) }
+    }
+
+    /// [`Ctx::read`] of one record ([`ReadSize::Point`]).
+    pub fn read_point<T, F>(&self, f: F) -> impl Future<Output = ApiResult<T>> + Send + 'static
+    where
+        F: FnOnce(&Conn) -> ApiResult<T> + Send + 'static,
+        T: Send + 'static,
+    {
+        let read = self.read_sized(ReadSize::Point, f);
         async move { Ok(read.await?.1) }
     }
 
@@ -258,35 +269,23 @@ impl Ctx {
         F: FnOnce(&Conn) -> ApiResult<T> + Send + 'static,
         T: Send + 'static,
     {
-        // The session's position was read before this read begins.
-        self.app.db.read_after(self.live_at, self.confirming(f))
+        self.read_sized(ReadSize::Long, f)
     }
 
-    /// [`Ctx::read`] of one record (see [`Db::read_point_after`]).
-    pub fn read_point<T, F>(&self, f: F) -> impl Future<Output = ApiResult<T>> + Send + 'static
-    where
-        F: FnOnce(&Conn) -> ApiResult<T> + Send + 'static,
-        T: Send + 'static,
-    {
-        let read = self
-            .app
-            .db
-            .read_point_after(self.live_at, self.confirming(f));
-        async move { Ok(read.await?.1) }
-    }
-
-    /// [`Ctx::read_at`] of one record (see [`Db::read_point_after`]).
-    pub fn read_point_at<T, F>(
+    /// [`Ctx::read_at`] for a read of the given size.
+    pub fn read_sized<T, F>(
         &self,
+        size: ReadSize,
         f: F,
     ) -> impl Future<Output = ApiResult<(Option<Stamp>, T)>> + Send + 'static
     where
         F: FnOnce(&Conn) -> ApiResult<T> + Send + 'static,
         T: Send + 'static,
     {
+        // The session's position was read before this read begins.
         self.app
             .db
-            .read_point_after(self.live_at, self.confirming(f))
+            .read_sized(self.live_at, size, self.confirming(f))
     }
 
     /// Runs `f` through the single writer (see [`Db::write`]).

@@ -159,7 +159,9 @@ impl SessionCheck {
                 let lookup = hash.clone();
                 let (read_at, found) = self
                     .db
-                    .read_point_after(None, move |conn, _| check_session(conn, &lookup, limits))
+                    .read_sized(None, crate::db::ReadSize::Point, move |conn, _| {
+                        check_session(conn, &lookup, limits)
+                    })
                     .await?;
                 self.cache.insert(read_at, &hash, found.clone());
                 (found, None, read_at)

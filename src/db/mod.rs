@@ -281,13 +281,20 @@ struct Aside {
     conn: std::sync::Mutex<Option<Conn>>,
 }
 
-/// How long a read may take: whether it may run on a request's thread
-/// ([`Db::read_point_after`]).
+/// How long a read may take ([`Db::read_sized`]).
 #[derive(Clone, Copy)]
-enum ReadSize {
-    /// One record: bounded, whatever the store holds.
+pub enum ReadSize {
+    /// A read of one record: a few index look-ups, bounded whatever the
+    /// store holds (a document by id with its references, a port by code).
+    /// On a data file it runs on the request's own thread instead of handing
+    /// over to a blocking thread and back, which cost GET one job about a
+    /// fifth of its throughput (bench/ab, six interleaved rounds, median
+    /// 1.24 with it). On PostgreSQL the read waits on the network: it is
+    /// handed over as any other.
     Point,
-    /// Anything else: on a blocking thread.
+    /// Anything whose time grows with the data (a list, a search, a feed
+    /// page, a blob): on a blocking thread, so that it never holds a
+    /// request's thread for long.
     Long,
 }
 
@@ -559,29 +566,8 @@ impl Db {
         self.read_sized(known, ReadSize::Long, f)
     }
 
-    /// [`Db::read_after`] for a read of one record: a few index look-ups,
-    /// bounded whatever the store holds (a document by id with its
-    /// references, a port by code). On a data file it runs on the request's
-    /// own thread instead of handing over to a blocking thread and back,
-    /// which cost GET one job about a fifth of its throughput (eight
-    /// interleaved rounds, median 1.27 with it). A read whose time grows with
-    /// the data (a list, a search, a feed page, a blob) keeps to
-    /// [`Db::read_after`], so that it never holds a request thread for long.
-    /// On PostgreSQL the read waits on the network: it is handed over as any
-    /// other.
-    pub fn read_point_after<T, F>(
-        &self,
-        known: Option<Stamp>,
-        f: F,
-    ) -> impl Future<Output = ApiResult<(Option<Stamp>, T)>> + Send + 'static
-    where
-        F: FnOnce(&Conn, Option<Stamp>) -> ApiResult<T> + Send + 'static,
-        T: Send + 'static,
-    {
-        self.read_sized(known, ReadSize::Point, f)
-    }
-
-    fn read_sized<T, F>(
+    /// [`Db::read_after`] for a read of the given [`ReadSize`].
+    pub fn read_sized<T, F>(
         &self,
         known: Option<Stamp>,
         size: ReadSize,

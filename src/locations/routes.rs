@@ -10,6 +10,7 @@ use super::model::{self as location, LocationFields, SearchQuery, check_client_c
 use super::store::{self, Upserted};
 use crate::app::{Ctx, Endpoint, session};
 use crate::clock;
+use crate::db::ReadSize;
 use crate::error::{ApiError, ApiResult};
 use crate::http::Method::{Delete, Get, Put};
 use crate::http::Response;
@@ -168,7 +169,9 @@ pub async fn get(ctx: Ctx, catalog: Catalog) -> ApiResult<Response> {
     }
     let lookup = code.clone();
     let (read_at, found) = ctx
-        .read_point_at(move |conn| Ok(store::get(conn, catalog, &lookup)?))
+        .read_sized(ReadSize::Point, move |conn| {
+            Ok(store::get(conn, catalog, &lookup)?)
+        })
         .await?;
     let location = found.ok_or_else(|| not_found(catalog, &code))?;
     let body = Bytes::from(serde_json::to_vec(&location).map_err(ApiError::internal)?);
