@@ -298,6 +298,47 @@ pub enum ReadSize {
     Long,
 }
 
+/// What a read answers: its result with the position it read at, and the
+/// last batch it may have seen (see `durable`), to wait for before the
+/// answer leaves.
+type ReadAnswer<T> = (
+    ApiResult<(Option<Stamp>, T)>,
+    Option<(Arc<durable::Durable>, u64)>,
+);
+
+/// One read on a pooled connection, on the calling thread: its position
+/// (`counted`: PostgreSQL's, read before), its transaction, `f`; the answer
+/// goes to `answer` before the transaction is ended. A panic in `f` answers
+/// an internal error and still ends the transaction.
+fn run_read<T, F>(
+    pool: &r2d2::Pool<Readers>,
+    commits: &Commits,
+    counted: Option<Option<Stamp>>,
+    durable: Option<&Arc<durable::Durable>>,
+    f: F,
+    answer: impl FnOnce(ReadAnswer<T>),
+) where
+    F: FnOnce(&Conn, Option<Stamp>) -> ApiResult<T>,
+{
+    let conn = match pool.get() {
+        Ok(conn) => conn,
+        Err(err) => return answer((Err(ApiError::from(err)), None)),
+    };
+    let stamp = match commits {
+        Commits::Wal(watch) => watch.stamp(),
+        Commits::Counter(_) => counted.flatten(),
+    };
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        conn.begin_read()
+            .map_err(ApiError::from)
+            .and_then(|()| f(&conn, stamp))
+    }))
+    .unwrap_or_else(|_| Err(ApiError::internal("read task failed: it panicked")));
+    let observed = durable.map(|d| (d.clone(), d.observed()));
+    answer((result.map(|value| (stamp, value)), observed));
+    conn.end_read();
+}
+
 /// How a store tells whether anything was committed since a moment.
 #[derive(Clone)]
 enum Commits {
@@ -593,52 +634,27 @@ impl Db {
                 .acquire_owned()
                 .await
                 .map_err(|e| ApiError::internal(format!("reader slots closed: {e}")))?;
-            if let (ReadSize::Point, Commits::Wal(watch)) = (size, &commits) {
-                // The slot bounds the connections in use, so one is free.
-                let conn = pool.get().map_err(ApiError::from)?;
-                let stamp = watch.stamp();
-                let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    conn.begin_read()
-                        .map_err(ApiError::from)
-                        .and_then(|()| f(&conn, stamp))
-                }))
-                .unwrap_or_else(|_| Err(ApiError::internal("read task failed: it panicked")));
-                // The last batch this read may have seen (see `durable`).
-                let observed = durable.as_ref().map(|d| (d.clone(), d.observed()));
-                conn.end_read();
-                drop(conn);
+            let (result, observed) = if let (ReadSize::Point, Commits::Wal(_)) = (size, &commits) {
+                // On this thread: the slot bounds the connections in use, so
+                // one is free without waiting.
+                let mut answered = None;
+                run_read(&pool, &commits, counted, durable.as_ref(), f, |answer| {
+                    answered = Some(answer);
+                });
                 drop(slot);
-                if let Some((durable, batch)) = observed {
-                    durable.settled(batch).await;
-                }
-                return result.map(|value| (stamp, value));
-            }
-            let (answer, answered) = tokio::sync::oneshot::channel();
-            tokio::task::spawn_blocking(move || {
-                let _slot = slot;
-                let conn = match pool.get() {
-                    Ok(conn) => conn,
-                    Err(err) => {
-                        let _ = answer.send((Err(ApiError::from(err)), None));
-                        return;
-                    }
-                };
-                let stamp = match &commits {
-                    Commits::Wal(watch) => watch.stamp(),
-                    Commits::Counter(_) => counted.flatten(),
-                };
-                let result = conn
-                    .begin_read()
-                    .map_err(ApiError::from)
-                    .and_then(|()| f(&conn, stamp));
-                // The last batch this read may have seen (see `durable`).
-                let observed = durable.as_ref().map(|d| (d.clone(), d.observed()));
-                let _ = answer.send((result.map(|value| (stamp, value)), observed));
-                conn.end_read();
-            });
-            let (result, observed) = answered
-                .await
-                .map_err(|e| ApiError::internal(format!("read task failed: {e}")))?;
+                answered.unwrap_or_else(|| (Err(ApiError::internal("a read gave no answer")), None))
+            } else {
+                let (answer, answered) = tokio::sync::oneshot::channel();
+                tokio::task::spawn_blocking(move || {
+                    let _slot = slot;
+                    run_read(&pool, &commits, counted, durable.as_ref(), f, |read| {
+                        let _ = answer.send(read);
+                    });
+                });
+                answered
+                    .await
+                    .map_err(|e| ApiError::internal(format!("read task failed: {e}")))?
+            };
             if let Some((durable, batch)) = observed {
                 durable.settled(batch).await;
             }
