@@ -86,3 +86,58 @@ async fn futures_join(db: &Db, calls: u64) -> Vec<Option<quayside::db::stamp::St
     }
     set.join_all().await
 }
+
+/// A position query that does not come back (here: blocked behind another
+/// connection's lock on the counter's table) leaves no request waiting past
+/// the limit: each is answered "unknown" (its caller then reads the store),
+/// and the positions come back with the next query once the lock is gone.
+#[test]
+fn a_position_that_cannot_be_read_in_time_is_unknown_and_comes_back() {
+    let options = cluster::cluster().database();
+    let location = Location::Postgres(Box::new(options.clone()));
+    let db = open(&location);
+    let locker = Client::connect(&options).expect("connect");
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let before = db.stamp().await.expect("a position");
+        use tokio::task::block_in_place as sync;
+        sync(|| {
+            locker
+                .batch_execute("BEGIN; LOCK TABLE change_log IN ACCESS EXCLUSIVE MODE")
+                .unwrap()
+        });
+        // Requests taken while the query hangs, one after another and
+        // several at once: every one answered "unknown", none waiting much
+        // past the 2 s limit.
+        let started = std::time::Instant::now();
+        assert_eq!(db.stamp().await, None, "a position read behind the lock");
+        let waited = started.elapsed();
+        assert!(
+            waited >= std::time::Duration::from_millis(1500)
+                && waited < std::time::Duration::from_secs(10),
+            "answered after {waited:?}"
+        );
+        let together = futures_join(&db, 8).await;
+        assert!(together.iter().all(Option::is_none), "{together:?}");
+
+        sync(|| locker.batch_execute("COMMIT").unwrap());
+        // The query that hung comes back now; a request taken in the moment
+        // before it does may still be answered "unknown", so wait for the
+        // first known answer.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        let again = loop {
+            if let Some(position) = db.stamp().await {
+                break position;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "no position after the lock went"
+            );
+        };
+        assert_eq!(again, before, "nothing was committed meanwhile");
+    });
+}
