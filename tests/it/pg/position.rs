@@ -10,27 +10,30 @@ use quayside::db::{Db, Location};
 
 use super::cluster;
 
-fn open(location: &Location) -> Db {
-    Db::open_at(
-        location,
+/// A store on a fresh database of the test cluster, another connection to
+/// that database, and a runtime to ask positions on.
+fn set_up() -> (Db, Client, tokio::runtime::Runtime) {
+    let options = cluster::cluster().database();
+    let location = Location::Postgres(Box::new(options.clone()));
+    let db = Db::open_at(
+        &location,
         2,
         None,
         Arc::new(quayside::changes::Capture::default()),
     )
-    .expect("open the store on PostgreSQL")
-}
-
-#[test]
-fn the_position_moves_with_every_commit_anywhere_and_calls_together_share_a_query() {
-    let options = cluster::cluster().database();
-    let location = Location::Postgres(Box::new(options.clone()));
-    let db = open(&location);
+    .expect("open the store on PostgreSQL");
     let other = Client::connect(&options).expect("connect");
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .unwrap();
+    (db, other, runtime)
+}
+
+#[test]
+fn the_position_moves_with_every_commit_anywhere_and_calls_together_share_a_query() {
+    let (db, other, runtime) = set_up();
     runtime.block_on(async {
         let first = db.stamp().await.expect("a position");
         assert_eq!(db.stamp().await, Some(first), "nothing committed");
@@ -93,15 +96,7 @@ async fn futures_join(db: &Db, calls: u64) -> Vec<Option<quayside::db::stamp::St
 /// and the positions come back with the next query once the lock is gone.
 #[test]
 fn a_position_that_cannot_be_read_in_time_is_unknown_and_comes_back() {
-    let options = cluster::cluster().database();
-    let location = Location::Postgres(Box::new(options.clone()));
-    let db = open(&location);
-    let locker = Client::connect(&options).expect("connect");
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let (db, locker, runtime) = set_up();
     runtime.block_on(async {
         let before = db.stamp().await.expect("a position");
         use tokio::task::block_in_place as sync;
