@@ -262,65 +262,38 @@ impl Resolved {
     }
 }
 
-impl RefContext<'_> {
-    /// Resolves a reference written as a record id, or as `{xref, name}` (found
-    /// by xref when given, else by name ignoring case, and created when missing),
-    /// or as `{id, ...}` as quality results read back.
-    pub fn resolve(
-        &mut self,
-        catalog: CatalogName,
-        value: &Value,
-        path: &str,
-    ) -> ApiResult<String> {
-        let item = match value {
-            Value::String(id) => self.existing(catalog, id, path)?,
+/// A catalog reference as a document writes it, its form checked: a record
+/// id, or `{xref, name}` to find (by xref when given, else by name ignoring
+/// case) or create, or `{id, ...}` as quality results read back.
+pub enum Reference {
+    Id(String),
+    Find {
+        xref: Option<String>,
+        name: Option<String>,
+    },
+}
+
+impl Reference {
+    /// Checks a reference's form and reads it, touching no store (documents
+    /// check it before the writer).
+    pub fn parse(catalog: CatalogName, value: &Value, path: &str) -> ApiResult<Reference> {
+        match value {
+            Value::String(_) => {}
             Value::Object(map) => {
-                let (mut id, mut xref, mut name) = (None, None, None);
                 for (key, v) in map {
                     let field = format!("{path}.{key}");
-                    match key.as_str() {
-                        "id" => id = optional_string(v, &field, 64)?,
-                        "xref" => xref = optional_string(v, &field, XREF_MAX)?,
-                        "name" => name = optional_string(v, &field, NAME_MAX)?,
+                    let max = match key.as_str() {
+                        "id" => 64,
+                        "xref" => XREF_MAX,
+                        "name" => NAME_MAX,
                         _ => {
                             return Err(unknown_field(
                                 &field,
                                 &[&format!("{path}.xref"), &format!("{path}.name")],
                             ));
                         }
-                    }
-                }
-                let xref = xref.filter(|x| !x.is_empty());
-                let name = name.filter(|n| !crate::validate::is_blank(n));
-                if let Some(id) = id {
-                    self.existing(catalog, &id, path)?
-                } else if let Some(found) = match (&xref, &name) {
-                    (Some(x), _) => self.by_xref(catalog, x)?,
-                    (None, Some(n)) => self.by_name(catalog, n)?,
-                    (None, None) => {
-                        return Err(ApiError::invalid(
-                            path,
-                            format!(
-                                "`{path}` needs an `xref` or a `name` to find or create the record"
-                            ),
-                        ));
-                    }
-                } {
-                    found
-                } else {
-                    let item = CatalogItem {
-                        id: crate::ids::new_id(),
-                        workspace_id: self.workspace.to_string(),
-                        catalog: catalog.key().to_string(),
-                        name,
-                        xref,
-                        owner_party: self.owner_party.map(String::from),
-                        created_at: self.now,
-                        updated_at: self.now,
                     };
-                    insert(self.conn, &item)?;
-                    self.created(catalog, &item);
-                    item
+                    optional_string(v, &field, max)?;
                 }
             }
             other => {
@@ -332,6 +305,74 @@ impl RefContext<'_> {
                         kind_of(other)
                     ),
                 ));
+            }
+        }
+        match Reference::read(value) {
+            Reference::Find {
+                xref: None,
+                name: None,
+            } => Err(ApiError::invalid(
+                path,
+                format!("`{path}` needs an `xref` or a `name` to find or create the record"),
+            )),
+            reference => Ok(reference),
+        }
+    }
+
+    /// Reads a reference whose form [`Reference::parse`] has checked: an id
+    /// wins; an empty xref and a blank name count as absent.
+    fn read(value: &Value) -> Reference {
+        let text = |key: &str| value.get(key).and_then(Value::as_str).map(String::from);
+        if let Some(id) = value.as_str().map(String::from).or_else(|| text("id")) {
+            return Reference::Id(id);
+        }
+        Reference::Find {
+            xref: text("xref").filter(|x| !x.is_empty()),
+            name: text("name").filter(|n| !crate::validate::is_blank(n)),
+        }
+    }
+}
+
+impl RefContext<'_> {
+    /// Resolves a reference whose form [`Reference::parse`] has checked (a
+    /// document's body after `schema::check`) to its record's id: the record
+    /// found, or created when `{xref, name}` finds none.
+    pub fn resolve(
+        &mut self,
+        catalog: CatalogName,
+        value: &Value,
+        path: &str,
+    ) -> ApiResult<String> {
+        let item = match Reference::read(value) {
+            Reference::Id(id) => self.existing(catalog, &id, path)?,
+            Reference::Find { xref, name } => {
+                let found = match (&xref, &name) {
+                    (Some(x), _) => self.by_xref(catalog, x)?,
+                    (None, Some(n)) => self.by_name(catalog, n)?,
+                    (None, None) => {
+                        return Err(ApiError::internal(format!(
+                            "`{path}`: a reference resolved without its form checked"
+                        )));
+                    }
+                };
+                match found {
+                    Some(found) => found,
+                    None => {
+                        let item = CatalogItem {
+                            id: crate::ids::new_id(),
+                            workspace_id: self.workspace.to_string(),
+                            catalog: catalog.key().to_string(),
+                            name,
+                            xref,
+                            owner_party: self.owner_party.map(String::from),
+                            created_at: self.now,
+                            updated_at: self.now,
+                        };
+                        insert(self.conn, &item)?;
+                        self.created(catalog, &item);
+                        item
+                    }
+                }
             }
         };
         let id = item.id.clone();

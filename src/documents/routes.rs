@@ -303,9 +303,9 @@ enum Subject<'a> {
     Stored(&'a Document),
 }
 
-/// Validates a full body (create, or PATCH after merging), resolving catalog
-/// references (through `resolved`, what the write resolved before), and
-/// applies the kind's rules. Returns the body and the catalog items it refers
+/// Takes a full body checked by `schema::check` (a create's before the
+/// writer, a PATCH's after merging), resolves its catalog references (through
+/// `resolved`, what the write resolved before), and applies the kind's rules. Returns the body and the catalog items it refers
 /// to (as read or created here: its answer shows them expanded without
 /// reading them again).
 fn prepare(
@@ -314,7 +314,7 @@ fn prepare(
     kind: &'static Kind,
     job: Option<&Document>,
     subject: Subject<'_>,
-    body: &Value,
+    checked: serde_json::Map<String, Value>,
     resolved: &mut Resolved,
 ) -> ApiResult<(serde_json::Map<String, Value>, Vec<CatalogItem>)> {
     let (doc_id, old) = match subject {
@@ -334,7 +334,7 @@ fn prepare(
         used: Vec::new(),
         resolved,
     };
-    let mut normalized = schema::normalize(kind, body, &mut refs)?;
+    let mut normalized = schema::resolve(kind, checked, &mut refs)?;
     rules::before_write(conn, kind, &place, doc_id, &mut normalized, old)?;
     schema::check_required(kind, &normalized)?;
     if !schema::is_in_documented_order(kind.fields, &normalized) {
@@ -343,18 +343,20 @@ fn prepare(
     Ok((normalized, refs.used))
 }
 
-/// What a create's body holds.
+/// What a create's body holds, each document checked by `schema::check`
+/// before the writer (its references in form only), or the error it already
+/// has: a document's error is answered where the writer would have found it,
+/// after the workspace and the job (404, 409 first, as before).
 enum Input {
     /// One document.
-    One(Value),
-    /// An array of documents (a `bulk` kind): each item with its aliases
-    /// applied, or the error it already has.
-    Many(Vec<ApiResult<Value>>),
+    One(ApiResult<serde_json::Map<String, Value>>),
+    /// An array of documents (a `bulk` kind).
+    Many(Vec<ApiResult<serde_json::Map<String, Value>>>),
 }
 
 /// Reads a create's body, before the writer: one document, or for a `bulk`
 /// kind an array of 1 to `MAX_ITEMS` (up to `ITEMS_BODY_LIMIT`; one document
-/// is still held to `JSON_BODY_LIMIT`), aliases applied. Also answers the
+/// is still held to `JSON_BODY_LIMIT`), aliases applied, each checked. Also answers the
 /// prefix of the fields errors name (`body` for a wrapped v2 body).
 async fn create_input(
     ctx: &mut Ctx,
@@ -380,7 +382,7 @@ async fn create_input(
                 });
             }
             let one = schema::apply_aliases(kind, one).map_err(|e| in_body(e, prefix))?;
-            return Ok((Input::One(one), prefix));
+            return Ok((Input::One(schema::check(kind, &one)), prefix));
         }
     };
     if items.is_empty() || items.len() > kinds::MAX_ITEMS {
@@ -398,7 +400,9 @@ async fn create_input(
     let items = items
         .into_iter()
         .map(|item| match item {
-            Value::Object(_) => schema::apply_aliases(kind, item),
+            Value::Object(_) => {
+                schema::apply_aliases(kind, item).and_then(|item| schema::check(kind, &item))
+            }
             other => Err(ApiError::invalid(
                 "$",
                 format!("An item must be a JSON object, not {}", kind_of(&other)),
@@ -418,7 +422,7 @@ fn create_one(
     scope: &Scope,
     kind: &'static Kind,
     job: Option<&Document>,
-    body: &Value,
+    body: serde_json::Map<String, Value>,
     resolved: &mut Resolved,
 ) -> ApiResult<(Document, Vec<CatalogItem>)> {
     let id = crate::ids::new_id();
@@ -446,7 +450,7 @@ fn create_many(
     scope: &Scope,
     kind: &'static Kind,
     job: Option<&Document>,
-    items: Vec<ApiResult<Value>>,
+    items: Vec<ApiResult<serde_json::Map<String, Value>>>,
     prefix: &str,
 ) -> ApiResult<Vec<(Document, Vec<CatalogItem>)>> {
     rules::before_create(&Placement {
@@ -458,7 +462,7 @@ fn create_many(
     let mut failed = Vec::new();
     let mut resolved = Resolved::default();
     for (index, item) in items.into_iter().enumerate() {
-        match item.and_then(|body| create_one(conn, scope, kind, job, &body, &mut resolved)) {
+        match item.and_then(|body| create_one(conn, scope, kind, job, body, &mut resolved)) {
             Ok(done) => created.push(done),
             Err(error) if matches!(error.status(), 400 | 409) => {
                 failed.push(ItemError { index, error });
@@ -492,7 +496,7 @@ pub async fn create(
             match input {
                 Input::One(body) => {
                     let mut resolved = Resolved::default();
-                    let one = create_one(conn, scope, kind, job.as_ref(), &body, &mut resolved)?;
+                    let one = create_one(conn, scope, kind, job.as_ref(), body?, &mut resolved)?;
                     Ok(vec![one])
                 }
                 Input::Many(items) => create_many(conn, scope, kind, job.as_ref(), items, prefix),
@@ -556,7 +560,7 @@ pub async fn patch(mut ctx: Ctx, kind: &'static Kind) -> ApiResult<Response> {
                 kind,
                 job.as_ref(),
                 Subject::Stored(&doc),
-                &merged,
+                schema::check(kind, &merged)?,
                 &mut Resolved::default(),
             )?;
             if normalized != doc.body {

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use serde_json::{Map, Value};
 
 use super::kinds::{Field, Kind, Type};
-use crate::catalogs::store::RefContext;
+use crate::catalogs::store::{RefContext, Reference};
 use crate::clock;
 use crate::error::{ApiError, ApiResult};
 use crate::organizations;
@@ -46,14 +46,83 @@ pub fn apply_aliases(kind: &Kind, body: Value) -> ApiResult<Value> {
     Ok(Value::Object(out))
 }
 
-/// Checks a whole body and returns it normalised. `null` means absent.
-pub fn normalize(
+/// What normalising does with catalog references and organization ids.
+enum References<'r, 'c> {
+    /// Checks their form only: no store is touched, so a create's body is
+    /// checked before the writer and the writer only resolves.
+    Check,
+    /// Also resolves them to record ids (in the writer's transaction).
+    Resolve(&'r mut RefContext<'c>),
+}
+
+/// Checks a whole body and returns it normalised, its references checked in
+/// form but not resolved (see [`resolve`]). `null` means absent. Touches no
+/// store: a create runs it before the writer.
+pub fn check(kind: &Kind, body: &Value) -> ApiResult<Map<String, Value>> {
+    let map = object(body, "")?;
+    normalize_object(kind.fields, map, "", &mut References::Check)
+}
+
+/// A body [`check`] made, its catalog references resolved to record ids
+/// (missing records created through `refs`) and its organization ids found.
+pub fn resolve(
     kind: &Kind,
-    body: &Value,
+    body: Map<String, Value>,
     refs: &mut RefContext<'_>,
 ) -> ApiResult<Map<String, Value>> {
-    let map = object(body, "")?;
-    normalize_object(kind.fields, map, "", refs)
+    resolve_object(kind.fields, body, "", refs)
+}
+
+fn resolve_object(
+    fields: &'static [Field],
+    mut map: Map<String, Value>,
+    prefix: &str,
+    refs: &mut RefContext<'_>,
+) -> ApiResult<Map<String, Value>> {
+    for field in fields.iter().filter(|f| holds_references(&f.ty)) {
+        if let Some(value) = map.get_mut(field.name) {
+            let path = validate::join(prefix, field.name);
+            *value = resolve_value(&field.ty, std::mem::take(value), &path, refs)?;
+        }
+    }
+    Ok(map)
+}
+
+fn resolve_value(
+    ty: &'static Type,
+    value: Value,
+    path: &str,
+    refs: &mut RefContext<'_>,
+) -> ApiResult<Value> {
+    match ty {
+        Type::Catalog(_) | Type::Organization => {
+            normalize_value(ty, &value, path, &mut References::Resolve(refs))
+        }
+        Type::Object(fields) => match value {
+            Value::Object(map) => Ok(Value::Object(resolve_object(fields, map, path, refs)?)),
+            other => Ok(other),
+        },
+        Type::Array(inner) => match value {
+            Value::Array(items) => items
+                .into_iter()
+                .enumerate()
+                .map(|(i, item)| resolve_value(inner, item, &format!("{path}[{i}]"), refs))
+                .collect::<ApiResult<Vec<_>>>()
+                .map(Value::Array),
+            other => Ok(other),
+        },
+        _ => Ok(value),
+    }
+}
+
+/// Whether a field of this type holds a reference to resolve.
+fn holds_references(ty: &Type) -> bool {
+    match ty {
+        Type::Catalog(_) | Type::Organization => true,
+        Type::Object(fields) => fields.iter().any(|f| holds_references(&f.ty)),
+        Type::Array(inner) => holds_references(inner),
+        _ => false,
+    }
 }
 
 fn field_names(fields: &[Field], prefix: &str) -> Vec<String> {
@@ -67,7 +136,7 @@ fn normalize_object(
     fields: &'static [Field],
     map: &Map<String, Value>,
     prefix: &str,
-    refs: &mut RefContext<'_>,
+    refs: &mut References<'_, '_>,
 ) -> ApiResult<Map<String, Value>> {
     let mut out = Map::with_capacity(map.len());
     for (key, value) in map {
@@ -123,7 +192,7 @@ fn normalize_value(
     ty: &'static Type,
     value: &Value,
     path: &str,
-    refs: &mut RefContext<'_>,
+    refs: &mut References<'_, '_>,
 ) -> ApiResult<Value> {
     match ty {
         Type::Text | Type::DocumentId => text(value, path, Lines::One),
@@ -156,13 +225,17 @@ fn normalize_value(
             other => Err(type_error(path, "an RFC 3339 date-time string", other)),
         },
         Type::Enum(allowed) => Ok(optional_enum(value, path, allowed)?.map_or(Value::Null, Value::String)),
-        Type::Catalog(catalog) => refs.resolve(*catalog, value, path).map(Value::String),
-        Type::Organization => match value {
-            Value::String(id) => match organizations::store::get(refs.conn, id)? {
+        Type::Catalog(catalog) => match refs {
+            References::Check => Reference::parse(*catalog, value, path).map(|_| value.clone()),
+            References::Resolve(refs) => refs.resolve(*catalog, value, path).map(Value::String),
+        },
+        Type::Organization => match (value, refs) {
+            (Value::String(_), References::Check) => Ok(value.clone()),
+            (Value::String(id), References::Resolve(refs)) => match organizations::store::get(refs.conn, id)? {
                 Some(org) => Ok(Value::String(org.id)),
                 None => Err(ApiError::invalid(path, format!("No organization with id \"{id}\""))),
             },
-            other => Err(type_error(path, "an organization id", other)),
+            (other, _) => Err(type_error(path, "an organization id", other)),
         },
         Type::Object(fields) => {
             let map = object(value, path)?;

@@ -403,3 +403,65 @@ fn time_logs_require_type_category_start_and_end_not_before_start() {
         )
     );
 }
+
+/// A catalog reference's form is checked with the rest of the body (before
+/// the writer), its record looked up in the writer: each fault is a 400
+/// naming the field, a request for a job or workspace the caller cannot see
+/// is still a 404 whatever its body, and a refused body leaves no catalog
+/// record behind (a certificate's valid items included).
+#[test]
+fn catalog_references_are_checked_in_form_then_resolved_and_a_refused_body_stores_nothing() {
+    let w = World::new();
+    let (job, _) = w.create_job(json!({}));
+    let path = w.results_path(&job, &QUALITY);
+    let tests_before = w.items("tests").len();
+    for (reference, code, field) in [
+        (json!(5), "invalid_field", "test"),
+        (json!({"code": "DENS"}), "unknown_field", "test.code"),
+        (json!({"xref": 7}), "invalid_field", "test.xref"),
+        (json!({"xref": "", "name": "  "}), "invalid_field", "test"),
+        (json!({"id": null}), "invalid_field", "test"),
+        (json!("no-such-record"), "invalid_field", "test"),
+        (
+            json!({"id": "no-such-record", "xref": "DENS"}),
+            "invalid_field",
+            "test",
+        ),
+    ] {
+        let body = with(quality_sample(), "test", reference);
+        let reply = w.server.post(&path, &w.alice, &body);
+        expect_error(&reply, 400, code, Some(field));
+    }
+    // A reference by id to a record of this workspace's catalog resolves.
+    let density = w.create_item("tests", "Density", "DENS");
+    let by_id = with(quality_sample(), "test", json!(density));
+    let (_, created) = w.create_result(&job, &QUALITY, by_id);
+    assert_eq!(created["test"]["id"], density.as_str(), "{created}");
+
+    // The 404 of a job that is not there, or of another tenant's workspace,
+    // comes before anything the body says.
+    let bad = with(quality_sample(), "test", json!(5));
+    let missing_job = w.results_path("no-such-job", &QUALITY);
+    expect_404(&w.server.post(&missing_job, &w.alice, &bad));
+    let (stranger, _, _) = w.outsider("carol");
+    expect_404(&w.server.post(&path, &stranger, &bad));
+
+    // A certificate with one bad reference: 400 naming the item, nothing
+    // stored, and the new record its valid item named is not created either.
+    let valid = with(
+        quality_sample(),
+        "method",
+        json!({"xref": "NEW-METHOD", "name": "Not yet a method"}),
+    );
+    let invalid = with(quality_sample(), "uom", json!({"xref": ["KGM3"]}));
+    let reply = w.server.post(&path, &w.alice, &json!([valid, invalid]));
+    expect_error(&reply, 400, "invalid_items", Some("[1].uom.xref"));
+    assert_eq!(list(&w.server, &w.alice, &path).1, 1, "only the one by id");
+    assert!(
+        w.items("methods")
+            .iter()
+            .all(|(_, item)| item["xref"] != "NEW-METHOD"),
+        "no record made for a refused certificate"
+    );
+    assert_eq!(w.items("tests").len(), tests_before + 1, "only Density");
+}
