@@ -305,9 +305,9 @@ enum Subject<'a> {
 
 /// Takes a full body checked by `schema::check` (a create's before the
 /// writer, a PATCH's after merging), resolves its catalog references (through
-/// `resolved`, what the write resolved before), and applies the kind's rules. Returns the body and the catalog items it refers
-/// to (as read or created here: its answer shows them expanded without
-/// reading them again).
+/// `resolved`, what the write resolved before), and applies the kind's rules.
+/// Returns the body and the catalog items it refers to (as read or created
+/// here: its answer shows them expanded without reading them again).
 fn prepare(
     conn: &Conn,
     scope: &Scope,
@@ -356,8 +356,8 @@ enum Input {
 
 /// Reads a create's body, before the writer: one document, or for a `bulk`
 /// kind an array of 1 to `MAX_ITEMS` (up to `ITEMS_BODY_LIMIT`; one document
-/// is still held to `JSON_BODY_LIMIT`), aliases applied, each checked. Also answers the
-/// prefix of the fields errors name (`body` for a wrapped v2 body).
+/// is still held to `JSON_BODY_LIMIT`), aliases applied, each checked. Also
+/// answers the prefix of the fields errors name (`body` for a wrapped v2 body).
 async fn create_input(
     ctx: &mut Ctx,
     kind: &'static Kind,
