@@ -1,22 +1,29 @@
 //! The access log: one line per request, off the request path.
 //!
-//! A request formats its own line (no lock) and hands it to a bounded queue
-//! without waiting; a dedicated thread drains the queue every
-//! [`Options::flush_every`] (100 ms by default, so at most that late) and at
-//! shutdown, and writes what it found in a few large writes, each at most
-//! `PIPE_BUF` bytes and cut at line ends, so that lines never interleave with
-//! the server's other log lines on a shared pipe (journald) or file.
+//! A request formats its line straight into a buffer of its own thread's (no
+//! allocation, no lock shared with other requests: the buffer's lock is taken
+//! by the writer only, once a drain) and never waits; a dedicated thread
+//! drains every thread's buffer every [`Options::flush_every`] (100 ms by
+//! default, so at most that late) and at shutdown, puts the lines back in the
+//! order they were recorded (each carries a sequence number), and writes them
+//! in a few large writes, each at most `PIPE_BUF` bytes and cut at line ends,
+//! so that lines never interleave with the server's other log lines on a
+//! shared pipe (journald) or file. The buffers go back and forth between the
+//! requests' threads and the writer and are never freed: a line costs no
+//! allocation, and no memory is freed on a thread other than the one that
+//! took it (which made glibc's allocator take its arena locks across threads
+//! when each line was a `String` sent to the writer).
 //!
 //! A line reads `TIME [INFO] access: CLIENT METHOD TARGET STATUS DURATIONms`, as
 //! it did when the general logger wrote it, so what reads the log still works.
 //!
-//! Requests never wake the writer and never wait for it: when the queue is
-//! full, the line is dropped and counted, and the writer reports the count in
-//! one warning (`access log: N lines dropped ...`) when it next drains. A
-//! server that slows every request down to keep its log complete fails its
-//! clients to please its disk; the count keeps the loss visible. The queue
-//! holds [`Options::capacity`] lines (32,768 by default: a third of a second
-//! at 100,000 requests/s, about 5 MB at most).
+//! Requests never wake the writer and never wait for it: when the lines not
+//! yet written reach [`Options::capacity`] (32,768 by default: a third of a
+//! second at 100,000 requests/s, about 5 MB at most), a new line is dropped
+//! and counted, and the writer reports the count in one warning
+//! (`access log: N lines dropped ...`) when it next drains. A server that
+//! slows every request down to keep its log complete fails its clients to
+//! please its disk; the count keeps the loss visible.
 //!
 //! With a file as target, SIGHUP makes the writer reopen it (for logrotate).
 
@@ -26,8 +33,7 @@ use std::io::Write;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::str::FromStr;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -56,9 +62,9 @@ impl FromStr for Target {
 /// How the access log buffers.
 #[derive(Clone, Debug)]
 pub struct Options {
-    /// Lines the queue holds before it drops.
+    /// Lines not yet taken by the writer, in all, before new ones are dropped.
     pub capacity: usize,
-    /// How often the writer drains the queue.
+    /// How often the writer takes the lines.
     pub flush_every: Duration,
 }
 
@@ -81,7 +87,16 @@ pub struct AccessLog {
 }
 
 struct Inner {
-    queue: SyncSender<String>,
+    /// Tells this log's buffers apart from another's in a thread's list.
+    id: u64,
+    /// Every thread's buffer, for the writer; a thread adds its own with its
+    /// first line.
+    buffers: Mutex<Vec<Arc<Mutex<Lines>>>>,
+    /// The next line's sequence number: the order of the lines in the log.
+    sequence: AtomicU64,
+    /// Lines recorded and not yet taken by the writer.
+    queued: AtomicUsize,
+    capacity: usize,
     dropped: AtomicU64,
     closing: AtomicBool,
     reopen: AtomicBool,
@@ -105,9 +120,13 @@ impl AccessLog {
                 path: path.clone(),
             },
         };
-        let (queue, lines) = std::sync::mpsc::sync_channel(options.capacity.max(1));
+        static IDS: AtomicU64 = AtomicU64::new(0);
         let inner = Arc::new(Inner {
-            queue,
+            id: IDS.fetch_add(1, Ordering::Relaxed),
+            buffers: Mutex::new(Vec::new()),
+            sequence: AtomicU64::new(0),
+            queued: AtomicUsize::new(0),
+            capacity: options.capacity.max(1),
             dropped: AtomicU64::new(0),
             closing: AtomicBool::new(false),
             reopen: AtomicBool::new(false),
@@ -117,7 +136,7 @@ impl AccessLog {
         let every = options.flush_every;
         let handle = std::thread::Builder::new()
             .name("quayside-access-log".to_string())
-            .spawn(move || write_lines(&shared, &lines, sink, every))?;
+            .spawn(move || write_lines(&shared, sink, every))?;
         *inner.writer.lock().unwrap_or_else(|e| e.into_inner()) = Some(handle);
         Ok(AccessLog { inner: Some(inner) })
     }
@@ -138,30 +157,36 @@ impl AccessLog {
         elapsed: Duration,
     ) {
         let Some(inner) = &self.inner else { return };
-        let mut line = String::with_capacity(96 + target.len());
-        push_timestamp(&mut line);
+        if inner.queued.fetch_add(1, Ordering::Relaxed) >= inner.capacity
+            || inner.closing.load(Ordering::Relaxed)
+        {
+            inner.queued.fetch_sub(1, Ordering::Relaxed);
+            inner.dropped.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
+        let buffer = own_buffer(inner);
+        let mut lines = buffer.lock().unwrap_or_else(|e| e.into_inner());
+        let sequence = inner.sequence.fetch_add(1, Ordering::Relaxed);
+        let line = &mut lines.text;
+        push_timestamp(line);
         line.push_str(" [INFO] access: ");
-        push_remote(&mut line, remote);
+        push_remote(line, remote);
         line.push(' ');
         line.push_str(method);
         line.push(' ');
         line.push_str(target);
         line.push(' ');
-        push_number(&mut line, u64::from(status));
+        push_number(line, u64::from(status));
         // Milliseconds with one decimal, in integers (float formatting cost
         // as much as the rest of the line).
         let tenths = (elapsed.as_micros() + 50) / 100;
         line.push(' ');
-        push_number(&mut line, (tenths / 10) as u64);
+        push_number(line, (tenths / 10) as u64);
         line.push('.');
-        push_number(&mut line, (tenths % 10) as u64);
+        push_number(line, (tenths % 10) as u64);
         line.push_str("ms\n");
-        match inner.queue.try_send(line) {
-            Ok(()) => {}
-            Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) => {
-                inner.dropped.fetch_add(1, Ordering::Relaxed);
-            }
-        }
+        let end = line.len();
+        lines.ends.push((sequence, end));
     }
 
     /// Makes the writer reopen its file before its next write (SIGHUP).
@@ -218,10 +243,65 @@ fn open_append(path: &std::path::Path) -> std::io::Result<File> {
     OpenOptions::new().create(true).append(true).open(path)
 }
 
-/// The writer thread: every `every`, or when told to finish, drains the queue
-/// into a buffer and writes it in pieces of at most `PIPE_BUF` cut at line
+/// Lines recorded on one thread and not yet taken by the writer.
+#[derive(Default)]
+struct Lines {
+    /// The lines, one after the other, each ending in a newline.
+    text: String,
+    /// For each line, its sequence number and where it ends in `text`.
+    ends: Vec<(u64, usize)>,
+}
+
+impl Lines {
+    fn clear(&mut self) {
+        self.text.clear();
+        self.ends.clear();
+    }
+
+    /// The `i`th line, with its newline.
+    fn line(&self, i: usize) -> &[u8] {
+        let start = if i == 0 { 0 } else { self.ends[i - 1].1 };
+        &self.text.as_bytes()[start..self.ends[i].1]
+    }
+}
+
+thread_local! {
+    /// This thread's buffer in each access log it has written to, by the
+    /// log's id (tests run several logs in one process).
+    static OWN: std::cell::RefCell<Vec<(u64, Arc<Mutex<Lines>>)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// This thread's buffer in `inner`, made and handed to the writer with the
+/// thread's first line.
+fn own_buffer(inner: &Inner) -> Arc<Mutex<Lines>> {
+    OWN.with(|own| {
+        let mut own = own.borrow_mut();
+        if let Some((_, buffer)) = own.iter().find(|(id, _)| *id == inner.id) {
+            return buffer.clone();
+        }
+        // The buffers of logs that have stopped (the writer let go of them).
+        own.retain(|(_, buffer)| Arc::strong_count(buffer) > 1);
+        let buffer = Arc::new(Mutex::new(Lines {
+            text: String::with_capacity(64 * 1024),
+            ends: Vec::with_capacity(512),
+        }));
+        inner
+            .buffers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(buffer.clone());
+        own.push((inner.id, buffer.clone()));
+        buffer
+    })
+}
+
+/// The writer thread: every `every`, or when told to finish, takes every
+/// thread's lines (an empty buffer in exchange), puts them in the order they
+/// were recorded, and writes them in pieces of at most `PIPE_BUF` cut at line
 /// ends (a longer line goes alone, whole).
-fn write_lines(inner: &Inner, lines: &Receiver<String>, mut sink: Sink, every: Duration) {
+fn write_lines(inner: &Inner, mut sink: Sink, every: Duration) {
+    let mut taken: Vec<Lines> = Vec::new();
     let mut buffer: Vec<u8> = Vec::with_capacity(64 * 1024);
     let mut failed_since: Option<Instant> = None;
     loop {
@@ -238,11 +318,25 @@ fn write_lines(inner: &Inner, lines: &Receiver<String>, mut sink: Sink, every: D
         if inner.reopen.swap(false, Ordering::AcqRel) {
             sink.reopen();
         }
-        while let Ok(line) = lines.try_recv() {
+        take_lines(inner, &mut taken);
+        let mut next_of = vec![0usize; taken.len()];
+        // A merge by sequence number; a handful of threads, so a scan.
+        loop {
+            let mut first: Option<(u64, usize)> = None;
+            for (t, lines) in taken.iter().enumerate() {
+                if let Some(&(sequence, _)) = lines.ends.get(next_of[t]) {
+                    if first.is_none_or(|(s, _)| sequence < s) {
+                        first = Some((sequence, t));
+                    }
+                }
+            }
+            let Some((_, t)) = first else { break };
+            let line = taken[t].line(next_of[t]);
+            next_of[t] += 1;
             if buffer.len() + line.len() > PIPE_BUF && !buffer.is_empty() {
                 emit(&mut sink, &mut buffer, &mut failed_since);
             }
-            buffer.extend_from_slice(line.as_bytes());
+            buffer.extend_from_slice(line);
         }
         emit(&mut sink, &mut buffer, &mut failed_since);
         let dropped = inner.dropped.swap(0, Ordering::Relaxed);
@@ -252,9 +346,39 @@ fn write_lines(inner: &Inner, lines: &Receiver<String>, mut sink: Sink, every: D
             );
         }
         if closing {
+            // Let go of the buffers: their threads then drop them from their lists.
+            inner
+                .buffers
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clear();
             return;
         }
     }
+}
+
+/// Exchanges each thread's buffer for one of `taken`'s, emptied: afterwards
+/// `taken` holds the lines recorded since the last time, one entry a thread.
+/// Every buffer is locked before any is taken, and the list of them stays
+/// locked (no thread can add its own) until all are: no line gets its
+/// sequence number meanwhile, so every line with a number below one taken is
+/// taken too, and the log's order holds from one drain to the next.
+fn take_lines(inner: &Inner, taken: &mut Vec<Lines>) {
+    let buffers = inner.buffers.lock().unwrap_or_else(|e| e.into_inner());
+    taken.resize_with(buffers.len(), Lines::default);
+    let mut held: Vec<_> = buffers
+        .iter()
+        .map(|buffer| buffer.lock().unwrap_or_else(|e| e.into_inner()))
+        .collect();
+    let mut lines = 0;
+    for (theirs, mine) in held.iter_mut().zip(taken.iter_mut()) {
+        mine.clear();
+        std::mem::swap(&mut **theirs, mine);
+        lines += mine.ends.len();
+    }
+    drop(held);
+    drop(buffers);
+    inner.queued.fetch_sub(lines, Ordering::Relaxed);
 }
 
 fn emit(sink: &mut Sink, buffer: &mut Vec<u8>, failed_since: &mut Option<Instant>) {
@@ -397,5 +521,80 @@ mod tests {
             super::push_remote(&mut line, remote);
             assert_eq!(line, remote.to_string());
         }
+    }
+
+    #[test]
+    fn lines_from_many_threads_are_written_in_the_order_they_were_recorded() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("access.log");
+        let options = Options {
+            capacity: 1_000_000,
+            // Many drains while the threads record: the order must hold
+            // across them too.
+            flush_every: Duration::from_millis(1),
+        };
+        let log = AccessLog::start(&Target::File(path.clone()), &options).unwrap();
+        let remote: SocketAddr = "127.0.0.1:9".parse().unwrap();
+        // Each line is recorded while holding `order`, whose count it
+        // carries: the count is the order of the records.
+        let order = Arc::new(Mutex::new(0u64));
+        let threads: Vec<_> = (0..4)
+            .map(|_| {
+                let (log, order) = (log.clone(), order.clone());
+                std::thread::spawn(move || {
+                    for _ in 0..5_000 {
+                        let mut n = order.lock().unwrap();
+                        log.record(remote, "GET", &format!("/n/{n}"), 200, Duration::ZERO);
+                        *n += 1;
+                    }
+                })
+            })
+            .collect();
+        for thread in threads {
+            thread.join().unwrap();
+        }
+        log.finish();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let numbers: Vec<u64> = text
+            .lines()
+            .map(|line| {
+                let target = line.split(' ').nth(5).unwrap();
+                target.trim_start_matches("/n/").parse().unwrap()
+            })
+            .collect();
+        assert_eq!(numbers, (0..20_000).collect::<Vec<u64>>());
+    }
+
+    #[test]
+    fn the_capacity_counts_the_lines_of_every_thread_until_the_writer_takes_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("access.log");
+        let options = Options {
+            capacity: 10,
+            flush_every: Duration::from_secs(3600),
+        };
+        let log = AccessLog::start(&Target::File(path.clone()), &options).unwrap();
+        let remote: SocketAddr = "127.0.0.1:9".parse().unwrap();
+        let threads: Vec<_> = (0..3)
+            .map(|t| {
+                let log = log.clone();
+                std::thread::spawn(move || {
+                    for i in 0..6 {
+                        log.record(remote, "GET", &format!("/{t}/{i}"), 200, Duration::ZERO);
+                    }
+                })
+            })
+            .collect();
+        for thread in threads {
+            thread.join().unwrap();
+        }
+        let inner = log.inner.clone().unwrap();
+        assert_eq!(inner.dropped.load(Ordering::Relaxed), 8);
+        log.finish();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(text.lines().count(), 10, "{text}");
+        // After the writer has stopped, a line is dropped, not held.
+        log.record(remote, "GET", "/late", 200, Duration::ZERO);
+        assert_eq!(inner.queued.load(Ordering::Relaxed), 0);
     }
 }

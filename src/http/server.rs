@@ -671,9 +671,9 @@ pub const NO_STORE: &str = "no-store";
 /// The request target with every `api_key` and `password` value replaced, and
 /// those of the parameters in `also` (named by the handler: values that are
 /// live keys under another name), so a log file never holds a usable key.
-pub fn redact_secrets(target: &str, also: &[String]) -> String {
+pub fn redact_secrets<'a>(target: &'a str, also: &[String]) -> std::borrow::Cow<'a, str> {
     let Some((path, query)) = target.split_once('?') else {
-        return target.to_string();
+        return std::borrow::Cow::Borrowed(target);
     };
     let redacted: Vec<String> = query
         .split('&')
@@ -694,7 +694,7 @@ pub fn redact_secrets(target: &str, also: &[String]) -> String {
             }
         })
         .collect();
-    format!("{path}?{}", redacted.join("&"))
+    std::borrow::Cow::Owned(format!("{path}?{}", redacted.join("&")))
 }
 
 #[cfg(test)]
