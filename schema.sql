@@ -341,3 +341,11 @@ CREATE TABLE workspace_members (
 ) WITHOUT ROWID;
 CREATE INDEX workspace_members_list ON workspace_members (tenant, created_at, workspace_id);
 CREATE INDEX workspace_members_workspace ON workspace_members (workspace_id);
+-- How many workspaces each tenant sees (its rows in workspace_members), kept
+-- with them by the workspace store in the same transaction: the total of a
+-- tenant's workspace list without a filter, exact at any length, without
+-- counting the rows.
+CREATE TABLE tenant_workspaces (
+    tenant     TEXT    PRIMARY KEY,
+    workspaces INTEGER NOT NULL CHECK (workspaces >= 0)
+) WITHOUT ROWID;

@@ -657,6 +657,23 @@ pub fn fetch_page<T>(
     condition: &str,
     params: Vec<SqlValue>,
     query: &ListQuery,
+    map: impl FnMut(&crate::db::Row<'_>) -> crate::db::Result<T>,
+) -> crate::db::Result<Page<T>> {
+    fetch_page_of(conn, columns, from, condition, params, query, None, map)
+}
+
+/// [`fetch_page`] for a list whose store keeps its total (`known`, when the
+/// query has no filter): the total is that count, exact at any size, and no
+/// row is counted.
+#[allow(clippy::too_many_arguments)]
+pub fn fetch_page_of<T>(
+    conn: &crate::db::Conn,
+    columns: &str,
+    from: &str,
+    condition: &str,
+    params: Vec<SqlValue>,
+    query: &ListQuery,
+    known: Option<i64>,
     mut map: impl FnMut(&crate::db::Row<'_>) -> crate::db::Result<T>,
 ) -> crate::db::Result<Page<T>> {
     let dialect = conn.dialect();
@@ -696,17 +713,24 @@ pub fn fetch_page<T>(
     }
     // A first page with room to spare holds every match: its count is the
     // total. Otherwise they are counted, up to the bound.
-    let count = if query.after.is_none() && query.offset == 0 && rows.len() <= query.limit as usize
-    {
-        rows.len() as i64
+    let total = if let Some(count) = known.filter(|_| query.filters.is_empty()) {
+        Total {
+            count,
+            capped: false,
+        }
     } else {
-        observed::note(&statements.count, &params);
-        conn.prepare_cached(&statements.count)?
-            .query_row(crate::db::params_from_iter(params.iter()), |row| row.get(0))?
-    };
-    let total = Total {
-        count: count.min(COUNT_BOUND),
-        capped: count > COUNT_BOUND,
+        let count =
+            if query.after.is_none() && query.offset == 0 && rows.len() <= query.limit as usize {
+                rows.len() as i64
+            } else {
+                observed::note(&statements.count, &params);
+                conn.prepare_cached(&statements.count)?
+                    .query_row(crate::db::params_from_iter(params.iter()), |row| row.get(0))?
+            };
+        Total {
+            count: count.min(COUNT_BOUND),
+            capped: count > COUNT_BOUND,
+        }
     };
     let next = if rows.len() > query.limit as usize {
         rows.truncate(query.limit as usize);

@@ -397,7 +397,7 @@ pub fn entities() -> Vec<(&'static str, bool)> {
 /// webhooks with their delivery log (a tenant's own settings, holding secrets;
 /// their changes in the log would also be delivered to them), and which
 /// tenants see a workspace (derived from the workspace, for its list).
-pub const NOT_RECORDS: [&str; 11] = [
+pub const NOT_RECORDS: [&str; 12] = [
     "accounts",
     "sessions",
     "blobs",
@@ -409,6 +409,7 @@ pub const NOT_RECORDS: [&str; 11] = [
     "webhooks",
     "webhook_deliveries",
     "workspace_members",
+    "tenant_workspaces",
 ];
 
 #[cfg(test)]

@@ -17,7 +17,7 @@ pub const SCHEMA: &str = include_str!("../../schema.sql");
 
 /// The version `schema.sql` describes. Raise it with every schema change and add
 /// the step that takes version `CURRENT_VERSION - 1` to it.
-pub const CURRENT_VERSION: i64 = 8;
+pub const CURRENT_VERSION: i64 = 9;
 
 /// Step `i` takes a file from version `i + 1` to `i + 2`.
 const STEPS: &[&str] = &[
@@ -28,6 +28,7 @@ const STEPS: &[&str] = &[
     include_str!("migrations/0006_auto_vacuum.sql"),
     include_str!("migrations/0007_list_indexes.sql"),
     include_str!("migrations/0008_synonyms_order.sql"),
+    include_str!("migrations/0009_tenant_workspaces.sql"),
 ];
 
 const _: () = assert!(STEPS.len() as i64 == CURRENT_VERSION - 1);
@@ -282,6 +283,15 @@ mod tests {
             )
             .unwrap();
         assert_eq!(listed, 3);
+        // Version 9 counted them.
+        let counted: i64 = conn
+            .query_row(
+                "SELECT workspaces FROM tenant_workspaces WHERE tenant = 'ta'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(counted, listed);
         conn.prepare("SELECT id FROM workspaces w INDEXED BY workspaces_created")
             .unwrap();
     }

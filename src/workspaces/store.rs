@@ -6,7 +6,7 @@ use crate::db::{Conn, OptionalExtension, params};
 use super::{Party, Role, State, Workspace};
 use crate::auth::principal::Principal;
 use crate::error::{ApiError, ApiResult};
-use crate::listing::{FieldSql, ListQuery, Page, fetch_page};
+use crate::listing::{FieldSql, ListQuery, Page, fetch_page, fetch_page_of};
 
 const COLUMNS: &str = "w.id, w.description, w.client_id, w.client_xref, w.vendor_id, \
     w.vendor_xref, w.created_at, w.updated_at, \
@@ -99,16 +99,66 @@ pub fn insert(conn: &Conn, ws: &Workspace) -> crate::db::Result<()> {
 /// answered invitation (`release_invited` only clears parties that did not
 /// count); a deleted workspace takes its rows with it.
 fn refresh_members(conn: &Conn, id: &str) -> crate::db::Result<()> {
-    conn.prepare_cached("DELETE FROM workspace_members WHERE workspace_id = ?1")?
-        .execute([id])?;
-    conn.prepare_cached(&format!(
-        "INSERT INTO workspace_members (tenant, workspace_id, created_at) \
-         SELECT o.audience, w.id, w.created_at FROM workspaces w \
-         JOIN organizations o ON o.id IN ({MEMBER_CLIENT}, {MEMBER_VENDOR}) WHERE w.id = ?1 \
-         ON CONFLICT DO NOTHING"
-    ))?
-    .execute([id])?;
+    let gone = tenants(
+        conn,
+        "DELETE FROM workspace_members WHERE workspace_id = ?1 RETURNING tenant",
+        id,
+    )?;
+    let added = tenants(
+        conn,
+        &format!(
+            "INSERT INTO workspace_members (tenant, workspace_id, created_at) \
+             SELECT o.audience, w.id, w.created_at FROM workspaces w \
+             JOIN organizations o ON o.id IN ({MEMBER_CLIENT}, {MEMBER_VENDOR}) WHERE w.id = ?1 \
+             ON CONFLICT DO NOTHING RETURNING tenant"
+        ),
+        id,
+    )?;
+    for tenant in &added {
+        if !gone.contains(tenant) {
+            count_member(conn, tenant, 1)?;
+        }
+    }
+    for tenant in &gone {
+        if !added.contains(tenant) {
+            count_member(conn, tenant, -1)?;
+        }
+    }
     Ok(())
+}
+
+/// The tenants of the membership rows a statement (taking the workspace's id)
+/// inserted or deleted.
+fn tenants(conn: &Conn, sql: &str, id: &str) -> crate::db::Result<Vec<String>> {
+    conn.prepare_cached(sql)?
+        .query_map([id], |row| row.get::<_, String>(0))?
+        .collect()
+}
+
+/// Moves the tenant's count of workspaces (`tenant_workspaces`) by `delta`,
+/// as its rows in `workspace_members` just moved.
+fn count_member(conn: &Conn, tenant: &str, delta: i64) -> crate::db::Result<()> {
+    // A decrease only ever meets a row its increase made; an increase may be
+    // the tenant's first (the row's own CHECK keeps a count from going below
+    // zero, and SQLite checks it on an upsert's proposed row too).
+    let sql = if delta < 0 {
+        "UPDATE tenant_workspaces SET workspaces = workspaces + ?2 WHERE tenant = ?1"
+    } else {
+        "INSERT INTO tenant_workspaces (tenant, workspaces) VALUES (?1, ?2) \
+         ON CONFLICT (tenant) DO UPDATE SET workspaces = tenant_workspaces.workspaces + ?2"
+    };
+    conn.prepare_cached(sql)?.execute(params![tenant, delta])?;
+    Ok(())
+}
+
+/// How many workspaces the tenant sees: the total of its workspace list
+/// without a filter.
+pub fn count_of_tenant(conn: &Conn, tenant: &str) -> crate::db::Result<i64> {
+    Ok(conn
+        .prepare_cached("SELECT workspaces FROM tenant_workspaces WHERE tenant = ?1")?
+        .query_row([tenant], |row| row.get::<_, i64>(0))
+        .optional()?
+        .unwrap_or(0))
 }
 
 /// Records the answer to a workspace's invitation.
@@ -161,10 +211,16 @@ pub fn delete(conn: &Conn, id: &str) -> ApiResult<()> {
             "Workspace is not empty",
         ));
     }
+    for tenant in tenants(
+        conn,
+        "DELETE FROM workspace_members WHERE workspace_id = ?1 RETURNING tenant",
+        id,
+    )? {
+        count_member(conn, &tenant, -1)?;
+    }
     for sql in [
         "DELETE FROM synonyms WHERE workspace_id = ?1",
         "DELETE FROM catalog_items WHERE workspace_id = ?1",
-        "DELETE FROM workspace_members WHERE workspace_id = ?1",
         "DELETE FROM workspaces WHERE id = ?1",
     ] {
         conn.prepare_cached(sql)?.execute([id])?;
@@ -207,7 +263,12 @@ pub fn list(
             _ => {}
         }
     }
-    fetch_page(
+    // Without a filter, the total is the tenant's count, kept with its rows.
+    let known = match query.filters.is_empty() {
+        true => Some(count_of_tenant(conn, &user.tenant)?),
+        false => None,
+    };
+    fetch_page_of(
         conn,
         COLUMNS,
         // LEFT JOIN (every member row has its workspace: a foreign key): a
@@ -227,6 +288,7 @@ pub fn list(
         "m.tenant = ?",
         vec![SqlValue::Text(user.tenant.clone())],
         &query,
+        known,
         from_row,
     )
 }

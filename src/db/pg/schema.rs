@@ -30,7 +30,21 @@ CREATE INDEX IF NOT EXISTS login_failures_pair ON login_failures (username, sour
 /// version `FIRST_VERSION + i` to the next. A step is the SQLite step's text
 /// where both engines take it.
 pub const FIRST_VERSION: i64 = 7;
-const STEPS: &[&str] = &[include_str!("../migrations/0008_synonyms_order.sql")];
+const STEPS: &[&str] = &[
+    include_str!("../migrations/0008_synonyms_order.sql"),
+    TENANT_WORKSPACES,
+];
+
+/// Version 9 (SQLite's `0009_tenant_workspaces.sql`) with PostgreSQL's types,
+/// and the commit-counting trigger that `schema.sql` gives every table.
+const TENANT_WORKSPACES: &str = "CREATE TABLE tenant_workspaces (
+    tenant     text    PRIMARY KEY,
+    workspaces bigint  NOT NULL CHECK (workspaces >= 0)
+);
+INSERT INTO tenant_workspaces (tenant, workspaces)
+    SELECT tenant, count(*) FROM workspace_members GROUP BY tenant;
+CREATE TRIGGER quayside_count BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE
+    ON tenant_workspaces FOR EACH STATEMENT EXECUTE FUNCTION quayside_count_commit();";
 
 const _: () = assert!(FIRST_VERSION + STEPS.len() as i64 == CURRENT_VERSION);
 

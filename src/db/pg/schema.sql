@@ -354,6 +354,11 @@ CREATE TABLE workspace_members (
 );
 CREATE INDEX workspace_members_list ON workspace_members (tenant, created_at, workspace_id);
 CREATE INDEX workspace_members_workspace ON workspace_members (workspace_id);
+-- How many workspaces each tenant sees, kept with workspace_members.
+CREATE TABLE tenant_workspaces (
+    tenant     text    PRIMARY KEY,
+    workspaces bigint  NOT NULL CHECK (workspaces >= 0)
+);
 
 -- The commit position the caches compare (db::pg::position): every
 -- transaction that writes a table counts itself once in change_log.commits,

@@ -306,7 +306,8 @@ fn an_older_database_is_brought_forward_by_the_steps_and_one_before_them_refused
     // Version 7 as it was: without what the steps after it add.
     client
         .batch_execute(
-            "DROP INDEX synonyms_workspace_all; UPDATE quayside_meta SET schema_version = 7",
+            "DROP INDEX synonyms_workspace_all; DROP TABLE tenant_workspaces; \
+             UPDATE quayside_meta SET schema_version = 7",
         )
         .unwrap();
     apply_schema(&client).unwrap();

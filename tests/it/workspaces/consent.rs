@@ -490,3 +490,83 @@ fn a_workspace_body_read_back_may_carry_its_state_which_changes_nothing() {
         assert_eq!(paths.ids(&w.server, &w.alice, &sideways), (vec![], 0));
     }
 }
+
+/// A tenant's workspace list without a filter answers its total from a count
+/// kept with the list's rows (`tenant_workspaces`): through an invitation,
+/// its acceptance and its refusal, a workspace deleted, and past the bound
+/// at which other totals stop counting, `X-Total-Count` of a page of one is
+/// the number of workspaces the tenant finds walking the list, and exact.
+#[test]
+fn a_tenant_s_workspace_total_is_kept_through_invitations_deletes_and_past_the_bound() {
+    let w = World::new();
+    let (carol, carol_org, _) = w.outsider("carol");
+    // The total at a page of one (so it is not the page's length), checked
+    // against the list walked through.
+    let total_of = |key: &str| -> usize {
+        let reply = w.server.get("/v2/workspaces?limit=1", key);
+        let counted = total(&reply);
+        assert_eq!(reply.header("x-total-count-capped"), None);
+        let mut seen = 0;
+        let mut next = Some("/v2/workspaces?limit=1000".to_string());
+        while let Some(path) = next.take() {
+            let page = w.server.get(&path, key);
+            seen += expect(&page, 200).as_array().expect("a page").len();
+            next = page.header("link").map(|link| {
+                link.trim_start_matches('<')
+                    .split('>')
+                    .next()
+                    .unwrap()
+                    .to_string()
+            });
+        }
+        assert_eq!(counted, seen, "X-Total-Count against the list");
+        counted
+    };
+    let (alice, bob, carol_count) = (total_of(&w.alice), total_of(&w.bob), total_of(&carol));
+    assert_eq!((alice, bob, carol_count), (1, 1, 1));
+
+    // An invitation counts for the inviter; accepted, for the invited too.
+    let (accepted, _) = Gen::V2.create(&w, &w.alice, &w.client_org, &w.vendor_org);
+    assert_eq!((total_of(&w.alice), total_of(&w.bob)), (2, 1));
+    expect(&Gen::V2.answer(&w.server, &w.bob, &accepted, "accept"), 200);
+    assert_eq!((total_of(&w.alice), total_of(&w.bob)), (2, 2));
+    // Declined: the invited tenant never counts it.
+    let (declined, _) = Gen::V2.create(&w, &carol, &carol_org, &w.vendor_org);
+    assert_eq!((total_of(&carol), total_of(&w.bob)), (2, 2));
+    expect(
+        &Gen::V2.answer(&w.server, &w.bob, &declined, "decline"),
+        200,
+    );
+    assert_eq!(total_of(&w.bob), 2);
+    let carol_after = total_of(&carol);
+    // Deleted: gone from both parties' totals.
+    let reply = w
+        .server
+        .delete(&format!("/v2/workspaces/{accepted}"), &w.alice);
+    assert!(
+        reply.status < 300,
+        "{}\n{}",
+        reply.text(),
+        w.server.log_text()
+    );
+    assert_eq!((total_of(&w.alice), total_of(&w.bob)), (1, 1));
+    assert_eq!(total_of(&carol), carol_after);
+
+    // Past the bound of a counted total (1,000): still exact, not capped.
+    for i in 0..1000 {
+        let body = workspace_body(&format!("Own {i}"), Some(&w.client_org), None);
+        let reply = w
+            .server
+            .post("/v2/workspaces", &w.alice, &json!({ "body": body }));
+        expect(&reply, 201);
+    }
+    assert_eq!(total_of(&w.alice), 1001);
+    // A filter counts the rows, up to the bound, as every other list does.
+    let filtered = w.server.get(
+        "/v2/workspaces?limit=1&filter%5Bbody.state%5D=active",
+        &w.alice,
+    );
+    assert_eq!(filtered.header("x-total-count"), Some("1000"));
+    assert_eq!(filtered.header("x-total-count-capped"), Some("true"));
+    assert_eq!(total_of(&w.bob), 1);
+}
