@@ -120,6 +120,10 @@ pub struct ListQuery {
     /// The request's own parameters a next page repeats (all but `after`,
     /// `offset` and `api_key`), in order.
     pub carry: Vec<(String, String)>,
+    /// The list's total as its store keeps it, set by that store (never read
+    /// from the request): answered when there is no filter, exact at any
+    /// size, instead of counting.
+    pub kept_total: Option<i64>,
 }
 
 /// Parses the query string of a list. `extra` names parameters the caller
@@ -154,6 +158,7 @@ pub fn parse_with_order(
         after: None,
         carry: Vec::new(),
         signature: String::new(),
+        kept_total: None,
     };
     let mut sort_given = false;
     let mut after = None;
@@ -657,23 +662,6 @@ pub fn fetch_page<T>(
     condition: &str,
     params: Vec<SqlValue>,
     query: &ListQuery,
-    map: impl FnMut(&crate::db::Row<'_>) -> crate::db::Result<T>,
-) -> crate::db::Result<Page<T>> {
-    fetch_page_of(conn, columns, from, condition, params, query, None, map)
-}
-
-/// [`fetch_page`] for a list whose store keeps its total (`known`, when the
-/// query has no filter): the total is that count, exact at any size, and no
-/// row is counted.
-#[allow(clippy::too_many_arguments)]
-pub fn fetch_page_of<T>(
-    conn: &crate::db::Conn,
-    columns: &str,
-    from: &str,
-    condition: &str,
-    params: Vec<SqlValue>,
-    query: &ListQuery,
-    known: Option<i64>,
     mut map: impl FnMut(&crate::db::Row<'_>) -> crate::db::Result<T>,
 ) -> crate::db::Result<Page<T>> {
     let dialect = conn.dialect();
@@ -713,7 +701,7 @@ pub fn fetch_page_of<T>(
     }
     // A first page with room to spare holds every match: its count is the
     // total. Otherwise they are counted, up to the bound.
-    let total = if let Some(count) = known.filter(|_| query.filters.is_empty()) {
+    let total = if let Some(count) = query.kept_total.filter(|_| query.filters.is_empty()) {
         Total {
             count,
             capped: false,
@@ -970,6 +958,7 @@ pub(crate) mod tests {
             ]),
             signature: String::new(),
             carry: Vec::new(),
+            kept_total: None,
         };
         let texts = |dialect| {
             let statements = statements(

@@ -6,7 +6,7 @@ use crate::db::{Conn, OptionalExtension, params};
 use super::{Party, Role, State, Workspace};
 use crate::auth::principal::Principal;
 use crate::error::{ApiError, ApiResult};
-use crate::listing::{FieldSql, ListQuery, Page, fetch_page, fetch_page_of};
+use crate::listing::{FieldSql, ListQuery, Page, fetch_page};
 
 const COLUMNS: &str = "w.id, w.description, w.client_id, w.client_xref, w.vendor_id, \
     w.vendor_xref, w.created_at, w.updated_at, \
@@ -264,11 +264,10 @@ pub fn list(
         }
     }
     // Without a filter, the total is the tenant's count, kept with its rows.
-    let known = match query.filters.is_empty() {
-        true => Some(count_of_tenant(conn, &user.tenant)?),
-        false => None,
-    };
-    fetch_page_of(
+    if query.filters.is_empty() {
+        query.kept_total = Some(count_of_tenant(conn, &user.tenant)?);
+    }
+    fetch_page(
         conn,
         COLUMNS,
         // LEFT JOIN (every member row has its workspace: a foreign key): a
@@ -288,7 +287,6 @@ pub fn list(
         "m.tenant = ?",
         vec![SqlValue::Text(user.tenant.clone())],
         &query,
-        known,
         from_row,
     )
 }
