@@ -121,8 +121,8 @@ pub struct ListQuery {
     /// `offset` and `api_key`), in order.
     pub carry: Vec<(String, String)>,
     /// The list's total as its store keeps it, set by that store (never read
-    /// from the request): answered when there is no filter, exact at any
-    /// size, instead of counting.
+    /// from the request) when the query's matches are exactly what it counts
+    /// (no filter): answered, exact at any size, instead of counting.
     pub kept_total: Option<i64>,
 }
 
@@ -701,7 +701,7 @@ pub fn fetch_page<T>(
     }
     // A first page with room to spare holds every match: its count is the
     // total. Otherwise they are counted, up to the bound.
-    let total = if let Some(count) = query.kept_total.filter(|_| query.filters.is_empty()) {
+    let total = if let Some(count) = query.kept_total {
         Total {
             count,
             capped: false,

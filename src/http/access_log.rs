@@ -523,17 +523,23 @@ mod tests {
         }
     }
 
-    #[test]
-    fn lines_from_many_threads_are_written_in_the_order_they_were_recorded() {
+    /// An access log writing to a file of a fresh directory (kept with it).
+    fn file_log(capacity: usize, flush_every: Duration) -> (tempfile::TempDir, PathBuf, AccessLog) {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("access.log");
         let options = Options {
-            capacity: 1_000_000,
-            // Many drains while the threads record: the order must hold
-            // across them too.
-            flush_every: Duration::from_millis(1),
+            capacity,
+            flush_every,
         };
         let log = AccessLog::start(&Target::File(path.clone()), &options).unwrap();
+        (dir, path, log)
+    }
+
+    #[test]
+    fn lines_from_many_threads_are_written_in_the_order_they_were_recorded() {
+        // Many drains while the threads record: the order must hold across
+        // them too.
+        let (_dir, path, log) = file_log(1_000_000, Duration::from_millis(1));
         let remote: SocketAddr = "127.0.0.1:9".parse().unwrap();
         // Each line is recorded while holding `order`, whose count it
         // carries: the count is the order of the records.
@@ -567,13 +573,7 @@ mod tests {
 
     #[test]
     fn the_capacity_counts_the_lines_of_every_thread_until_the_writer_takes_them() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("access.log");
-        let options = Options {
-            capacity: 10,
-            flush_every: Duration::from_secs(3600),
-        };
-        let log = AccessLog::start(&Target::File(path.clone()), &options).unwrap();
+        let (_dir, path, log) = file_log(10, Duration::from_secs(3600));
         let remote: SocketAddr = "127.0.0.1:9".parse().unwrap();
         let threads: Vec<_> = (0..3)
             .map(|t| {

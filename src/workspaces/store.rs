@@ -99,21 +99,16 @@ pub fn insert(conn: &Conn, ws: &Workspace) -> crate::db::Result<()> {
 /// answered invitation (`release_invited` only clears parties that did not
 /// count); a deleted workspace takes its rows with it.
 fn refresh_members(conn: &Conn, id: &str) -> crate::db::Result<()> {
-    let gone = tenants(
-        conn,
-        "DELETE FROM workspace_members WHERE workspace_id = ?1 RETURNING tenant",
-        id,
-    )?;
-    let added = tenants(
-        conn,
-        &format!(
+    let gone = drop_members(conn, id)?;
+    let added = conn
+        .prepare_cached(&format!(
             "INSERT INTO workspace_members (tenant, workspace_id, created_at) \
              SELECT o.audience, w.id, w.created_at FROM workspaces w \
              JOIN organizations o ON o.id IN ({MEMBER_CLIENT}, {MEMBER_VENDOR}) WHERE w.id = ?1 \
              ON CONFLICT DO NOTHING RETURNING tenant"
-        ),
-        id,
-    )?;
+        ))?
+        .query_map([id], |row| row.get::<_, String>(0))?
+        .collect::<crate::db::Result<Vec<String>>>()?;
     for tenant in &added {
         if !gone.contains(tenant) {
             count_member(conn, tenant, 1)?;
@@ -127,10 +122,10 @@ fn refresh_members(conn: &Conn, id: &str) -> crate::db::Result<()> {
     Ok(())
 }
 
-/// The tenants of the membership rows a statement (taking the workspace's id)
-/// inserted or deleted.
-fn tenants(conn: &Conn, sql: &str, id: &str) -> crate::db::Result<Vec<String>> {
-    conn.prepare_cached(sql)?
+/// Deletes the workspace's membership rows; answers their tenants, whose
+/// counts the caller moves.
+fn drop_members(conn: &Conn, id: &str) -> crate::db::Result<Vec<String>> {
+    conn.prepare_cached("DELETE FROM workspace_members WHERE workspace_id = ?1 RETURNING tenant")?
         .query_map([id], |row| row.get::<_, String>(0))?
         .collect()
 }
@@ -211,11 +206,7 @@ pub fn delete(conn: &Conn, id: &str) -> ApiResult<()> {
             "Workspace is not empty",
         ));
     }
-    for tenant in tenants(
-        conn,
-        "DELETE FROM workspace_members WHERE workspace_id = ?1 RETURNING tenant",
-        id,
-    )? {
+    for tenant in drop_members(conn, id)? {
         count_member(conn, &tenant, -1)?;
     }
     for sql in [
