@@ -47,6 +47,8 @@ pub struct Durable {
     durable_watch: watch::Sender<u64>,
     /// Flushes made so far.
     flushes: AtomicU64,
+    /// How long the last flush took, in nanoseconds.
+    last_flush_ns: AtomicU64,
     /// Tests: while true, the sync thread holds batches before flushing.
     #[cfg(test)]
     held: (Mutex<bool>, std::sync::Condvar),
@@ -59,6 +61,7 @@ impl Default for Durable {
             durable: AtomicU64::new(0),
             durable_watch: watch::Sender::new(0),
             flushes: AtomicU64::new(0),
+            last_flush_ns: AtomicU64::new(0),
             #[cfg(test)]
             held: Default::default(),
         }
@@ -95,6 +98,11 @@ impl Durable {
     /// Flushes made so far (tests check that batches share them).
     pub fn flushes(&self) -> u64 {
         self.flushes.load(Ordering::Relaxed)
+    }
+
+    /// How long the last flush took (zero before the first).
+    pub fn last_flush(&self) -> std::time::Duration {
+        std::time::Duration::from_nanos(self.last_flush_ns.load(Ordering::Relaxed))
     }
 
     /// Tests: holds (or releases) the batches committed from now on before
@@ -215,6 +223,7 @@ fn answer(then: Then) {
 /// or stops the process (see the module's documentation).
 fn flush(wal: &Mutex<Wal>, durable: &Durable, batch: u64) {
     let mut wal = wal.lock().unwrap_or_else(|p| p.into_inner());
+    let began = std::time::Instant::now();
     if let Err(err) = wal.flush() {
         log::error!(
             "cannot make the WAL {} durable: {err}; stopping, so that no write is acknowledged \
@@ -224,6 +233,8 @@ fn flush(wal: &Mutex<Wal>, durable: &Durable, batch: u64) {
         std::process::exit(70);
     }
     durable.flushes.fetch_add(1, Ordering::Relaxed);
+    let took = u64::try_from(began.elapsed().as_nanos()).unwrap_or(u64::MAX);
+    durable.last_flush_ns.store(took, Ordering::Relaxed);
     durable.mark_durable(batch);
 }
 
@@ -381,6 +392,10 @@ mod tests {
         assert_eq!(read.await.expect("join").expect("read"), 3);
         assert!(durable.is_durable(durable.observed()));
         assert!(durable.flushes() > flushes);
+        assert!(
+            durable.last_flush() > Duration::ZERO,
+            "a flush's time is measured"
+        );
         db.close().expect("close");
     }
 

@@ -40,8 +40,12 @@ const QUEUE_DEPTH: usize = 4096;
 /// - set to half the batch's size when the writer, after a batch, finds
 ///   nothing queued while a flush is pending (its callers wait for the disk,
 ///   not for the writer), unless the batch held a single write (nothing to
-///   split: a lone client) or its writes took less time than its COMMIT (a
-///   smaller batch would spend more on commits than it overlaps);
+///   split: a lone client), or its writes took less time than the last
+///   flush or than its COMMIT: the next batch's writes would then end long
+///   before this batch's flush, so splitting hides little of the flush and
+///   costs a COMMIT more (every commit writes the pages the batch touched,
+///   and the syncer flushes once more). So the limit settles where a
+///   batch's writes take about as long as a flush;
 /// - raised by one when a batch was cut at the limit with writes still
 ///   queued (the writer is what they wait for), doubled when more than two
 ///   batches' worth are queued (a burst after a quiet spell).
@@ -58,6 +62,8 @@ struct BatchLimit {
 struct BatchTimes {
     writes: Duration,
     commit: Duration,
+    /// The last flush's (zero on PostgreSQL, or before the first).
+    flush: Duration,
 }
 
 impl BatchLimit {
@@ -82,7 +88,11 @@ impl BatchLimit {
                 };
                 self.limit = grown.min(MAX_BATCH);
             }
-        } else if flushing && taken > 1 && times.writes >= times.commit {
+        } else if flushing
+            && taken > 1
+            && times.writes >= times.commit
+            && times.writes >= times.flush
+        {
             self.limit = (taken.min(self.limit) / 2).max(1);
         }
     }
@@ -429,6 +439,7 @@ impl Thread {
             let times = BatchTimes {
                 writes: committing - began,
                 commit: committing.elapsed(),
+                flush: durable.map(|d| d.last_flush()).unwrap_or_default(),
             };
             if let Some(before) = bookkeeping {
                 self.bookkeeping_end(before, appended, &answers);
@@ -673,6 +684,7 @@ mod tests {
         BatchTimes {
             writes: Duration::from_micros(writes_us),
             commit: Duration::from_micros(commit_us),
+            flush: Duration::ZERO,
         }
     }
 
@@ -702,6 +714,30 @@ mod tests {
         // server): nothing learnt.
         limit.adjust(4, 0, false, times(900, 500));
         assert_eq!(limit.get(), 1);
+    }
+
+    /// Cheap writes (a PUT: 16 of them take less than one flush): splitting
+    /// their batch would hide little of the flush and cost a COMMIT more, so
+    /// the limit stays. Dearer ones are halved until a batch's writes take
+    /// about as long as a flush, and no further.
+    #[test]
+    fn the_batch_limit_settles_where_a_batch_s_writes_take_about_as_long_as_a_flush() {
+        let flushing = |writes_us: u64| BatchTimes {
+            flush: Duration::from_micros(850),
+            ..times(writes_us, 40)
+        };
+        let mut limit = BatchLimit::new();
+        // Sixteen writes of 50 us: 800 us, under the flush's 850.
+        limit.adjust(16, 0, true, flushing(800));
+        assert_eq!(limit.get(), MAX_BATCH, "cheap writes keep one batch");
+        // Sixteen writes of 200 us: 3.2 ms, then eight (1.6 ms), then
+        // four (800 us, under a flush): 4 it stays.
+        limit.adjust(16, 0, true, flushing(3_200));
+        assert_eq!(limit.get(), 8);
+        limit.adjust(8, 0, true, flushing(1_600));
+        assert_eq!(limit.get(), 4);
+        limit.adjust(4, 0, true, flushing(800));
+        assert_eq!(limit.get(), 4);
     }
 
     /// A batch cut at the limit with writes still queued: the writer is
