@@ -387,7 +387,20 @@ impl RefContext<'_> {
         if let Some(item) = self.resolved.by_xref.get(&key) {
             return Ok(Some(item.clone()));
         }
-        let found = find_by_xref(self.conn, self.workspace, catalog, xref)?;
+        // As the writer keeps it between writes (`db::kept`): a write
+        // resolves its references before it changes any record.
+        let alias = format!("{}\u{1f}{}\u{1f}{xref}", self.workspace, catalog.key());
+        let found = crate::db::kept::row_by(
+            "catalog_items",
+            &alias,
+            |item: &CatalogItem| item.id.as_str(),
+            || find_by_xref(self.conn, self.workspace, catalog, xref),
+        )?
+        .filter(|item| {
+            item.workspace_id == self.workspace
+                && item.catalog == catalog.key()
+                && item.xref.as_deref() == Some(xref)
+        });
         if let Some(item) = &found {
             self.resolved.remember_id(catalog, item);
             self.resolved.by_xref.insert(key, item.clone());

@@ -506,6 +506,10 @@ pub fn record(conn: &Conn, actor: &str, state: &State) -> ApiResult<Option<u64>>
     let mut net: HashMap<RowKey, Effect> = HashMap::new();
     let mut deletes = false;
     for p in pending {
+        // What the writer keeps of the row is no longer true (`db::kept`).
+        if let Some(id) = &p.key1 {
+            crate::db::kept::forget(&p.table, id);
+        }
         let mut key = vec![p.key1.unwrap_or_default()];
         if let Some(k2) = p.key2 {
             key.push(k2);

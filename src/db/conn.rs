@@ -249,16 +249,22 @@ impl Conn {
     /// SQLite's file lock (`BEGIN IMMEDIATE`); on PostgreSQL, the row lock
     /// on `change_log`, taken by the transaction's first statement (the
     /// change log's order is the commit order: docs/design/postgresql.md 3.4).
-    /// On PostgreSQL, answers the count of writing transactions this one
-    /// brought `change_log.commits` to: a writer that finds it moved by more
-    /// than its own last commit knows another process (or the CLI) wrote in
-    /// between. SQLite answers `None`: the server's writer is its file's one
-    /// writer of the records it keeps anything of.
+    /// Answers what tells a writer whether another process (or the CLI)
+    /// wrote since its own last transaction ([`Conn::counts_own_commits`]):
+    /// on PostgreSQL, the count of writing transactions this one brought
+    /// `change_log.commits` to, which moved by one more than the writer's own
+    /// last commit when another wrote in between; on SQLite, the count of
+    /// other connections' commits this connection has seen
+    /// (`PRAGMA data_version`, read once the lock is held), which its own
+    /// commits do not move.
     pub(crate) fn begin_writing(&self) -> Result<Option<u64>> {
         match self {
             Conn::Sqlite(_) => {
                 self.prepare_cached("BEGIN IMMEDIATE")?.execute([])?;
-                Ok(None)
+                let seen: i64 = self
+                    .prepare_cached("PRAGMA data_version")?
+                    .query_row([], |row| row.get(0))?;
+                Ok(u64::try_from(seen).ok())
             }
             Conn::Pg(client) => {
                 // Also counts the writing transactions (the commit position
@@ -272,6 +278,13 @@ impl Conn {
                 Ok(counted.and_then(|n| n.parse().ok()))
             }
         }
+    }
+
+    /// Whether [`Conn::begin_writing`]'s answer counts this connection's own
+    /// commits too (PostgreSQL's counter of writing transactions) or only
+    /// the others' (SQLite's `data_version`).
+    pub(crate) fn counts_own_commits(&self) -> bool {
+        matches!(self, Conn::Pg(_))
     }
 
     /// Commits the writing transaction. One that `appended` change entries is

@@ -204,6 +204,13 @@ pub fn current_transaction() -> Option<u64> {
     (id != 0).then_some(id)
 }
 
+/// Makes the calling thread count as the writer's inside a transaction
+/// (unit tests of what only the writer does, `db::kept`).
+#[cfg(test)]
+pub(crate) fn act_as_writer() {
+    TRANSACTION.with(|t| t.set(1));
+}
+
 #[derive(Clone)]
 pub struct Writer {
     queue: Arc<Mutex<Option<mpsc::Sender<Job>>>>,
@@ -329,7 +336,7 @@ struct Thread {
     head: Arc<watch::Sender<u64>>,
     reconnect: Option<Reconnect>,
     /// What the next transaction's BEGIN answers if no other process (nor
-    /// the CLI) writes in between (`Conn::begin_writing`, PostgreSQL).
+    /// the CLI) writes in between (`Conn::begin_writing`).
     counted: Option<u64>,
     /// A data file's commit position, where bookkeeping commits are
     /// recorded (none on PostgreSQL).
@@ -517,10 +524,11 @@ fn shutting_down() -> ApiError {
 /// rest of the batch goes on in a fresh transaction.
 ///
 /// `counted` is what the next BEGIN answers when nothing else wrote since this
-/// writer's last transaction (PostgreSQL's count of writing transactions);
-/// when it answers otherwise, another process wrote in between, and what the
-/// capture keeps of rows (a workspace's members, catalog records) may be
-/// stale: it is forgotten before the batch's first write.
+/// writer's last transaction (PostgreSQL's count of writing transactions,
+/// SQLite's count of other connections' commits); when it answers otherwise,
+/// another process wrote in between, and what the capture and the writer
+/// keep of rows (`db::kept`) may be stale: it is forgotten before the
+/// batch's first write.
 ///
 /// `committing` runs just before the COMMIT (a data file's batch takes its
 /// number there, before readers can see it).
@@ -553,7 +561,7 @@ fn commit_batch(
             match conn.begin_writing() {
                 Ok(now) => {
                     if now.is_some() && now != *counted {
-                        capture.discard();
+                        forget(capture);
                     }
                     // If this transaction rolls back, the next BEGIN answers
                     // the same again.
@@ -574,7 +582,7 @@ fn commit_batch(
         }
         let mut keep = job.run(conn);
         if !keep {
-            capture.discard();
+            forget(capture);
         }
         // A write whose changes cannot be recorded fails the whole batch
         // (below), so no change is ever committed without its entry.
@@ -595,7 +603,7 @@ fn commit_batch(
             if keep && before_release && !record(&job) {
                 // Its savepoint is rolled back below, which keeps the
                 // transaction usable for the rest of the batch.
-                capture.discard();
+                forget(capture);
                 keep = false;
             }
             let closed = if keep {
@@ -615,7 +623,7 @@ fn commit_batch(
             }
         }
         if abandoned {
-            capture.discard();
+            forget(capture);
             // SQLite abandoned the transaction: nothing of this batch so far is stored.
             let lost = ApiError::StorageFull;
             log::error!(
@@ -638,7 +646,7 @@ fn commit_batch(
     }
     if let Some(err) = unrecorded {
         let _ = conn.rollback();
-        capture.discard();
+        forget(capture);
         answers.extend(done.into_iter().map(|job| (job, Err(clone_error(&err)))));
         return (None, answers);
     }
@@ -647,10 +655,10 @@ fn commit_batch(
         let err = ApiError::from(err);
         log::error!("writer commit failed: {err}");
         let _ = conn.rollback();
-        capture.discard();
+        forget(capture);
         err
     });
-    if committed.is_ok() {
+    if committed.is_ok() && conn.counts_own_commits() {
         *counted = counted.map(|n| n + 1);
     }
     let appended = committed.is_ok().then_some(last_change).flatten();
@@ -662,6 +670,13 @@ fn commit_batch(
         (job, answer)
     }));
     (appended, answers)
+}
+
+/// Forgets what the capture and the writer keep of rows (`db::kept`): a
+/// write or a batch was rolled back, or another process wrote.
+fn forget(capture: &dyn Capture) {
+    capture.discard();
+    super::kept::clear();
 }
 
 /// Errors that reach several callers of one failed batch; only the variants

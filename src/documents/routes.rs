@@ -229,14 +229,18 @@ fn target(ctx: &Ctx, kind: &Kind, with_document: bool) -> Target {
 
 /// The job a result sits under (none for a job), in the caller's workspace.
 fn job(conn: &Conn, scope: &Scope, target: &Target) -> ApiResult<Option<Document>> {
-    match &target.job {
-        Some(job_id) => Ok(Some(
-            store::get(conn, scope.id(), &JOB, None, job_id)?.ok_or_else(|| {
-                ApiError::not_found(format!("No job with id \"{job_id}\" in this workspace"))
-            })?,
-        )),
-        None => Ok(None),
-    }
+    let Some(job_id) = &target.job else {
+        return Ok(None);
+    };
+    // In a write, as the writer keeps it between writes (`db::kept`: read
+    // before the write changes anything); kept for any workspace, so the
+    // kept row is held to this one's.
+    crate::db::kept::row("documents", job_id, || {
+        store::get(conn, scope.id(), &JOB, None, job_id)
+    })?
+    .filter(|job| job.workspace_id == scope.id() && job.kind.key == JOB.key && job.job_id.is_none())
+    .map(Some)
+    .ok_or_else(|| ApiError::not_found(format!("No job with id \"{job_id}\" in this workspace")))
 }
 
 /// The document a request names, with its job: what GET, PATCH and DELETE

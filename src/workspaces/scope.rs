@@ -33,7 +33,7 @@ impl Scope {
 /// The workspace `id` if it exists and `user` may see it; 404 otherwise, so a
 /// foreign tenant cannot tell the two apart.
 pub fn load(conn: &Conn, user: Arc<Principal>, id: &str) -> ApiResult<Scope> {
-    match store::get(conn, id)? {
+    match workspace(conn, id)? {
         Some(workspace) if workspace.visible_to(&user) => Ok(Scope { user, workspace }),
         _ => Err(not_found(id)),
     }
@@ -43,7 +43,7 @@ pub fn load(conn: &Conn, user: Arc<Principal>, id: &str) -> ApiResult<Scope> {
 /// a pending one its tenant is invited to (which it may not see yet); 404
 /// otherwise. Whether `user` is the one to answer is the handler's to say.
 pub fn load_invitation(conn: &Conn, user: Arc<Principal>, id: &str) -> ApiResult<Scope> {
-    match store::get(conn, id)? {
+    match workspace(conn, id)? {
         Some(workspace)
             if workspace.visible_to(&user)
                 || (workspace.state == State::Pending && workspace.answered_by(&user)) =>
@@ -52,6 +52,12 @@ pub fn load_invitation(conn: &Conn, user: Arc<Principal>, id: &str) -> ApiResult
         }
         _ => Err(not_found(id)),
     }
+}
+
+/// The workspace `id`; in a write, as the writer keeps it between writes
+/// (`db::kept`: the scope is a write's first read).
+fn workspace(conn: &Conn, id: &str) -> crate::db::Result<Option<Workspace>> {
+    crate::db::kept::row("workspaces", id, || store::get(conn, id))
 }
 
 /// Whether `user` may see the workspace `id`: for a record elsewhere that

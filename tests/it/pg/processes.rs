@@ -651,6 +651,82 @@ fn the_capture_s_kept_members_and_catalog_records_follow_changes_made_through_th
     assert_eq!(last["test"]["name"], "Density at 15 °C", "{last}");
 }
 
+/// What each process's writer keeps between writes (`db::kept`: the
+/// workspace, the job a result goes under, a catalog record found by xref)
+/// follows changes made through the other process: a catalog record's xref
+/// changed, a job deleted and a workspace deleted through B are seen by the
+/// next write through A.
+#[test]
+fn the_writer_s_kept_rows_follow_changes_made_through_the_other_process() {
+    let p = pair(&[]);
+    let alice = p.a.add_user("alice", &[]);
+    let (ws, job) = workspace_with_job(&p.a, &alice, "Alice Shipping", None);
+    let jobs = format!("/workspaces/{ws}/jobs");
+    let rotterdam = json!({"location": {"xref": "NLRTM", "name": "Rotterdam"}});
+    let location = |server: &Server, body: &Value| {
+        let reply = server.post(&jobs, &alice, body);
+        assert_eq!(reply.status, 201, "{}", reply.text());
+        reply.json()["body"]["location"]
+            .as_str()
+            .expect("a location")
+            .to_string()
+    };
+    // Made, then found by xref through A (read, then kept).
+    let first = location(&p.a, &rotterdam);
+    assert_eq!(location(&p.a, &rotterdam), first);
+    assert_eq!(location(&p.a, &rotterdam), first);
+    let renamed = p.b.send_json(
+        "PATCH",
+        &format!("/workspaces/{ws}/catalogs/locations/{first}"),
+        &alice,
+        &json!({"xref": "NLRTM-1"}),
+    );
+    assert_eq!(renamed.status, 200, "{}", renamed.text());
+    let made = location(&p.a, &rotterdam);
+    assert_ne!(made, first, "the old xref names a new record");
+    let moved = json!({"location": {"xref": "NLRTM-1", "name": "Rotterdam"}});
+    assert_eq!(location(&p.a, &moved), first);
+
+    // A job written under through A, deleted through B.
+    let results = format!("/workspaces/{ws}/jobs/{job}/timelog");
+    let timelog = json!({
+        "type": {"xref": "NOR", "name": "Notice of readiness"},
+        "category": "event",
+        "start": "2026-11-21T06:00:00Z"
+    });
+    let mut written = Vec::new();
+    for _ in 0..2 {
+        written.push(id(&p.a.post(&results, &alice, &timelog)));
+    }
+    for result in &written {
+        let gone = p.b.delete(&format!("{results}/{result}"), &alice);
+        assert_eq!(gone.status, 200, "{}", gone.text());
+    }
+    let gone = p.b.delete(&format!("{jobs}/{job}"), &alice);
+    assert_eq!(gone.status, 200, "{}", gone.text());
+    assert_eq!(p.a.post(&results, &alice, &timelog).status, 404);
+
+    // A workspace written in through A, deleted through B.
+    let (other, _) = workspace_with_job(&p.a, &alice, "Alice Trading", None);
+    let items = format!("/workspaces/{other}/catalogs/products");
+    for name in ["Gasoil", "Diesel"] {
+        id(&p.a.post(&items, &alice, &json!({"name": name})));
+    }
+    let job = p.a.get(&format!("/workspaces/{other}/jobs"), &alice).json()[0]["id"]
+        .as_str()
+        .expect("the job")
+        .to_string();
+    let gone =
+        p.b.delete(&format!("/workspaces/{other}/jobs/{job}"), &alice);
+    assert_eq!(gone.status, 200, "{}", gone.text());
+    let gone = p.b.delete(&format!("/workspaces/{other}"), &alice);
+    assert_eq!(gone.status, 200, "{}", gone.text());
+    assert_eq!(
+        p.a.post(&items, &alice, &json!({"name": "Jet"})).status,
+        404
+    );
+}
+
 /// A long-poll served by one process answers as promptly for a change written
 /// through the other as for one of its own: within 50 ms of the commit (the
 /// median of five), as `changes::a_long_poll_answers_within_50_ms_of_the_commit`

@@ -268,3 +268,71 @@ fn a_catalog_item_in_use_cannot_be_deleted() {
     expect_404(&w.server.delete(&w.item_path("products", &spare), &w.alice));
     assert_eq!(w.items("vcfTable").len(), 1);
 }
+
+/// The writer keeps the rows most writes read first (the workspace, the
+/// job a result goes under, a catalog record found by xref) between writes
+/// (`db::kept`); each is forgotten as soon as a write changes it, so the
+/// next write sees the change.
+#[test]
+fn what_the_writer_keeps_of_a_record_is_forgotten_when_the_record_changes() {
+    let w = World::new();
+    let rotterdam = json!({"location": {"xref": "NLRTM", "name": "Rotterdam"}});
+    // The first job creates the record; the next ones find it by xref (the
+    // second one reads it, the third one finds it kept).
+    let (_, first) = w.create_job(rotterdam.clone());
+    let location = text(&first["location"]);
+    for _ in 0..2 {
+        assert_eq!(
+            text(&w.create_job(rotterdam.clone()).1["location"]),
+            location
+        );
+    }
+    // Its xref changed: the old xref now finds nothing (a new record is
+    // made), the new one finds it.
+    let path = w.item_path("locations", &location);
+    expect(&w.patch(&path, &json!({"xref": "NLRTM-1"})), 200);
+    let (_, second) = w.create_job(rotterdam.clone());
+    let made = text(&second["location"]);
+    assert_ne!(made, location);
+    assert_eq!(w.item("locations", &made)["xref"], "NLRTM");
+    let renamed = json!({"location": {"xref": "NLRTM-1", "name": "Rotterdam"}});
+    assert_eq!(text(&w.create_job(renamed).1["location"]), location);
+    assert_eq!(w.items("locations").len(), 2);
+
+    // A job written under, then deleted: a result under it is a 404.
+    let (job, _) = w.create_job(json!({}));
+    let (result, _) = w.create_sample(&job, &QUALITY);
+    w.create_sample(&job, &QUALITY);
+    for quality in w
+        .server
+        .get(&w.results_path(&job, &QUALITY), &w.alice)
+        .json()
+        .as_array()
+        .unwrap()
+    {
+        let id = text(&quality["id"]);
+        expect(
+            &w.server
+                .delete(&w.result_path(&job, &QUALITY, &id), &w.alice),
+            200,
+        );
+    }
+    assert!(!result.is_empty());
+    expect(&w.server.delete(&w.job_path(&job), &w.alice), 200);
+    expect_404(
+        &w.server
+            .post(&w.results_path(&job, &QUALITY), &w.alice, &quality_sample()),
+    );
+
+    // A workspace written in, then deleted: a write in it is a 404.
+    let other = w.shared("Antwerp");
+    let items = format!("/workspaces/{other}/catalogs/products");
+    for name in ["Gasoil", "Diesel"] {
+        expect(&w.server.post(&items, &w.bob, &json!({"name": name})), 201);
+    }
+    expect(
+        &w.server.delete(&format!("/workspaces/{other}"), &w.alice),
+        200,
+    );
+    expect_404(&w.server.post(&items, &w.bob, &json!({"name": "Jet"})));
+}
