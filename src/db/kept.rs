@@ -60,17 +60,7 @@ pub fn row<V, E>(
 where
     V: Clone + 'static,
 {
-    if !on_writer() {
-        return read();
-    }
-    if let Some(found) = kept::<V>(table, id) {
-        return Ok(Some(found));
-    }
-    let found = read()?;
-    if let Some(value) = &found {
-        keep(table, id, None, value.clone());
-    }
-    Ok(found)
+    kept_or_read(table, || kept(table, id), read, |_| id.to_string(), None)
 }
 
 /// The row of `table` with the other key `alias`: kept, or read by `read`
@@ -84,22 +74,41 @@ pub fn row_by<V, E>(
 where
     V: Clone + 'static,
 {
+    let by_alias = || {
+        let id = KEPT.with(|kept| {
+            kept.borrow()
+                .aliases
+                .get(table)
+                .and_then(|aliases| aliases.get(alias))
+                .cloned()
+        });
+        id.and_then(|id| kept(table, &id))
+    };
+    kept_or_read(table, by_alias, read, |v| id_of(v).to_string(), Some(alias))
+}
+
+/// On the writer's thread, what `kept` finds, or else what `read` reads,
+/// kept under the id `id_of` gives (and `alias`); elsewhere, what `read`
+/// reads.
+fn kept_or_read<V, E>(
+    table: &'static str,
+    kept: impl FnOnce() -> Option<V>,
+    read: impl FnOnce() -> Result<Option<V>, E>,
+    id_of: impl FnOnce(&V) -> String,
+    alias: Option<&str>,
+) -> Result<Option<V>, E>
+where
+    V: Clone + 'static,
+{
     if !on_writer() {
         return read();
     }
-    let id = KEPT.with(|kept| {
-        kept.borrow()
-            .aliases
-            .get(table)
-            .and_then(|aliases| aliases.get(alias))
-            .cloned()
-    });
-    if let Some(found) = id.and_then(|id| kept::<V>(table, &id)) {
+    if let Some(found) = kept() {
         return Ok(Some(found));
     }
     let found = read()?;
     if let Some(value) = &found {
-        keep(table, id_of(value), Some(alias), value.clone());
+        keep(table, id_of(value), alias, value.clone());
     }
     Ok(found)
 }
@@ -115,7 +124,7 @@ fn kept<V: Clone + 'static>(table: &str, id: &str) -> Option<V> {
     })
 }
 
-fn keep<V: 'static>(table: &'static str, id: &str, alias: Option<&str>, value: V) {
+fn keep<V: 'static>(table: &'static str, id: String, alias: Option<&str>, value: V) {
     KEPT.with(|kept| {
         let mut kept = kept.borrow_mut();
         if kept.count >= MOST {
@@ -126,12 +135,12 @@ fn keep<V: 'static>(table: &'static str, id: &str, alias: Option<&str>, value: V
             kept.aliases
                 .entry(table)
                 .or_default()
-                .insert(alias.to_string(), id.to_string());
+                .insert(alias.to_string(), id.clone());
         }
         kept.rows
             .entry(table)
             .or_default()
-            .insert(id.to_string(), Box::new(value));
+            .insert(id, Box::new(value));
     });
 }
 
@@ -167,6 +176,16 @@ mod tests {
         }
     }
 
+    /// Runs `test` on a thread of its own that counts as the writer's.
+    fn as_writer(test: impl FnOnce() + Send + 'static) {
+        std::thread::spawn(|| {
+            crate::db::writer::act_as_writer();
+            test();
+        })
+        .join()
+        .unwrap();
+    }
+
     #[test]
     fn off_the_writer_thread_every_row_is_read() {
         let calls = Cell::new(0);
@@ -179,8 +198,7 @@ mod tests {
 
     #[test]
     fn the_writer_reads_a_row_once_until_it_is_forgotten() {
-        std::thread::spawn(|| {
-            crate::db::writer::act_as_writer();
+        as_writer(|| {
             let calls = Cell::new(0);
             let read = |calls| row("workspaces", "w", counted(calls, Some("one")));
             assert_eq!(read(&calls), Ok(Some("one".to_string())));
@@ -202,15 +220,12 @@ mod tests {
                 assert_eq!(row("workspaces", "x", counted(&missing, None)), Ok(None));
             }
             assert_eq!(missing.get(), 2);
-        })
-        .join()
-        .unwrap();
+        });
     }
 
     #[test]
     fn a_row_found_by_another_key_is_kept_as_long_as_the_row_is() {
-        std::thread::spawn(|| {
-            crate::db::writer::act_as_writer();
+        as_writer(|| {
             let calls = Cell::new(0);
             let by_xref = |calls| {
                 row_by(
@@ -234,15 +249,12 @@ mod tests {
             forget("catalog_items", "item-1");
             by_xref(&calls).unwrap();
             assert_eq!(calls.get(), 2);
-        })
-        .join()
-        .unwrap();
+        });
     }
 
     #[test]
     fn past_the_bound_every_row_is_forgotten() {
-        std::thread::spawn(|| {
-            crate::db::writer::act_as_writer();
+        as_writer(|| {
             let calls = Cell::new(0);
             row("workspaces", "first", counted(&calls, Some("first"))).unwrap();
             for n in 0..MOST {
@@ -251,8 +263,6 @@ mod tests {
             }
             row("workspaces", "first", counted(&calls, Some("first"))).unwrap();
             assert_eq!(calls.get(), 2);
-        })
-        .join()
-        .unwrap();
+        });
     }
 }
