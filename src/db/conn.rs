@@ -261,10 +261,7 @@ impl Conn {
         match self {
             Conn::Sqlite(_) => {
                 self.prepare_cached("BEGIN IMMEDIATE")?.execute([])?;
-                let seen: i64 = self
-                    .prepare_cached("PRAGMA data_version")?
-                    .query_row([], |row| row.get(0))?;
-                Ok(u64::try_from(seen).ok())
+                Ok(u64::try_from(self.data_version()?).ok())
             }
             Conn::Pg(client) => {
                 // Also counts the writing transactions (the commit position
@@ -278,6 +275,13 @@ impl Conn {
                 Ok(counted.and_then(|n| n.parse().ok()))
             }
         }
+    }
+
+    /// SQLite's count of commits by other connections, as this one has seen
+    /// them (`PRAGMA data_version`: unchanged by its own commits).
+    pub(crate) fn data_version(&self) -> Result<i64> {
+        self.prepare_cached("PRAGMA data_version")?
+            .query_row([], |row| row.get(0))
     }
 
     /// Whether [`Conn::begin_writing`]'s answer counts this connection's own

@@ -5,15 +5,16 @@
 //!
 //! Only the writer thread keeps rows (`writer::current_transaction`); on any
 //! other thread [`row`] and [`row_by`] just read. What is kept stays true
-//! because the writer is the only one that changes these rows:
+//! because every change of them is seen:
 //! - the change log's capture sees every change of a covered table's row,
 //!   and [`forget`]s that row when it records the write that changed it
 //!   (`changes::capture::record`), before the batch's next write runs;
 //! - everything is forgotten ([`clear`]) whenever the writer rolls anything
-//!   back (a write that failed, a batch that did not commit), and on
-//!   PostgreSQL when another process wrote since this writer's last
-//!   transaction (`Conn::begin_writing`), exactly when the capture forgets
-//!   what it keeps (`writer::Capture::discard`);
+//!   back (a write that failed, a batch that did not commit), and when
+//!   another process or the CLI wrote since this writer's last transaction
+//!   (`Conn::begin_writing`: PostgreSQL's `change_log.commits`, SQLite's
+//!   `data_version`), exactly when the capture forgets what it keeps
+//!   (`writer::Capture::discard`);
 //! - a write's own changes are forgotten only once it is recorded, so a
 //!   write reads through kept rows only what it has not changed itself:
 //!   the callers read their rows first (the scope and the job before the

@@ -371,7 +371,7 @@ impl Thread {
         if !batch.first()?.bookkeeping() {
             return None;
         }
-        let seen = data_version(&self.conn)?;
+        let seen = self.conn.data_version().ok()?;
         Some((seen, watch.stamp()))
     }
 
@@ -395,7 +395,7 @@ impl Thread {
             return;
         }
         let after = watch.stamp();
-        if data_version(&self.conn) == Some(seen) {
+        if self.conn.data_version().ok() == Some(seen) {
             watch.bookkept(before, after);
         }
     }
@@ -493,14 +493,6 @@ impl Thread {
             syncer.finish();
         }
     }
-}
-
-/// SQLite's count of commits by other connections, as this one has seen
-/// them (`PRAGMA data_version`: unchanged by its own commits).
-fn data_version(conn: &Conn) -> Option<i64> {
-    conn.sqlite()
-        .query_row("PRAGMA data_version", [], |row| row.get(0))
-        .ok()
 }
 
 fn shutting_down() -> ApiError {
