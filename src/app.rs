@@ -222,6 +222,11 @@ impl Ctx {
         self.principal.clone().ok_or_else(no_session)
     }
 
+    /// The session's confirmation still to make, if any.
+    fn pending_guard(&self) -> Option<SessionGuard> {
+        self.guard.as_ref().filter(|g| !g.passed()).cloned()
+    }
+
     /// `f` preceded by the session's confirmation, when one is pending.
     fn confirming<T, F>(
         &self,
@@ -230,7 +235,7 @@ impl Ctx {
     where
         F: FnOnce(&Conn) -> ApiResult<T> + Send + 'static,
     {
-        let guard = self.guard.as_ref().filter(|g| !g.passed()).cloned();
+        let guard = self.pending_guard();
         move |conn, read_at| {
             if let Some(guard) = &guard {
                 guard.confirm(conn, read_at)?;
@@ -288,25 +293,35 @@ impl Ctx {
             .read_sized(self.live_at, size, self.confirming(f))
     }
 
-    /// Runs `f` through the single writer (see [`Db::write`]).
+    /// Runs `f` through the single writer (see [`Db::write`]); `f` may run
+    /// more than once (`db::writer`: a batch replayed), each time in a
+    /// transaction that holds none of its earlier runs' writes.
     pub fn write<T, F>(&self, f: F) -> impl Future<Output = ApiResult<T>> + Send + 'static
     where
-        F: FnOnce(&Conn) -> ApiResult<T> + Send + 'static,
+        F: FnMut(&Conn) -> ApiResult<T> + Send + 'static,
         T: Send + 'static,
     {
-        let f = self.confirming(f);
+        // A write may run twice (`db::writer`: a batch replayed after
+        // another write in it failed), so the confirmation is made each time.
+        let guard = self.pending_guard();
         let actor: Arc<str> = match &self.principal {
             Some(user) => Arc::from(user.username.as_str()),
             None => Arc::from(crate::db::SERVER_ACTOR),
         };
-        self.app.db.write_as(actor, move |conn| f(conn, None))
+        let mut f = f;
+        self.app.db.write_as(actor, move |conn| {
+            if let Some(guard) = &guard {
+                guard.confirm(conn, None)?;
+            }
+            f(conn)
+        })
     }
 
     /// Runs `f` outside the writer (see [`crate::db::Db::write_aside`]): a write that
     /// must not count as a commit.
     pub fn write_aside<T, F>(&self, f: F) -> impl Future<Output = ApiResult<T>> + Send + 'static
     where
-        F: FnOnce(&Conn) -> ApiResult<T> + Send + 'static,
+        F: FnMut(&Conn) -> ApiResult<T> + Send + 'static,
         T: Send + 'static,
     {
         self.app.db.write_aside(f)
@@ -319,14 +334,15 @@ impl Ctx {
         &self,
         load: ScopeLoader,
         f: F,
-    ) -> ApiResult<impl FnOnce(&Conn) -> ApiResult<T> + Send + 'static>
+    ) -> ApiResult<impl FnMut(&Conn) -> ApiResult<T> + Send + 'static>
     where
-        F: FnOnce(&Conn, &Scope) -> ApiResult<T> + Send + 'static,
+        F: FnMut(&Conn, &Scope) -> ApiResult<T> + Send + 'static,
     {
         let user = self.caller()?;
         let workspace = self.req.param("workspace_id").to_string();
+        let mut f = f;
         Ok(move |conn: &Conn| {
-            let scope = load(conn, user, &workspace)?;
+            let scope = load(conn, user.clone(), &workspace)?;
             f(conn, &scope)
         })
     }
@@ -337,7 +353,7 @@ impl Ctx {
         F: FnOnce(&Conn, &Scope) -> ApiResult<T> + Send + 'static,
         T: Send + 'static,
     {
-        let read = self.scoped(scope::load, f).map(|f| self.read(f));
+        let read = self.scoped(scope::load, once(f)).map(|f| self.read(f));
         async move { read?.await }
     }
 
@@ -347,14 +363,16 @@ impl Ctx {
         F: FnOnce(&Conn, &Scope) -> ApiResult<T> + Send + 'static,
         T: Send + 'static,
     {
-        let read = self.scoped(scope::load, f).map(|f| self.read_point(f));
+        let read = self
+            .scoped(scope::load, once(f))
+            .map(|f| self.read_point(f));
         async move { read?.await }
     }
 
     /// [`Ctx::write`] in the workspace of the path: `f` gets the [`Scope`].
     pub fn write_in<T, F>(&self, f: F) -> impl Future<Output = ApiResult<T>> + Send + 'static
     where
-        F: FnOnce(&Conn, &Scope) -> ApiResult<T> + Send + 'static,
+        F: FnMut(&Conn, &Scope) -> ApiResult<T> + Send + 'static,
         T: Send + 'static,
     {
         let write = self.scoped(scope::load, f).map(|f| self.write(f));
@@ -366,7 +384,7 @@ impl Ctx {
     /// may not see yet (`scope::load_invitation`).
     pub fn write_invited<T, F>(&self, f: F) -> impl Future<Output = ApiResult<T>> + Send + 'static
     where
-        F: FnOnce(&Conn, &Scope) -> ApiResult<T> + Send + 'static,
+        F: FnMut(&Conn, &Scope) -> ApiResult<T> + Send + 'static,
         T: Send + 'static,
     {
         let write = self
@@ -677,5 +695,17 @@ impl App {
             Ok(response) => response,
             Err(err) => Response::error(&err),
         }
+    }
+}
+
+/// A read's `f` as [`Ctx::scoped`] takes it: a read runs once.
+fn once<T, F>(f: F) -> impl FnMut(&Conn, &Scope) -> ApiResult<T> + Send + 'static
+where
+    F: FnOnce(&Conn, &Scope) -> ApiResult<T> + Send + 'static,
+{
+    let mut f = Some(f);
+    move |conn, scope| match f.take() {
+        Some(f) => f(conn, scope),
+        None => Err(ApiError::internal("a read ran twice")),
     }
 }

@@ -227,9 +227,10 @@ pub async fn create(mut ctx: Ctx) -> ApiResult<Response> {
             let catalog = CatalogName::parse(&name)?;
             let name = input
                 .name
+                .clone()
                 .flatten()
                 .filter(|n| !crate::validate::is_blank(n));
-            let xref = input.xref.flatten().filter(|x| !x.is_empty());
+            let xref = input.xref.clone().flatten().filter(|x| !x.is_empty());
             if name.is_none() && xref.is_none() {
                 return Err(crate::validate::missing("name"));
             }
@@ -274,10 +275,10 @@ pub async fn patch(mut ctx: Ctx) -> ApiResult<Response> {
             let catalog = CatalogName::parse(&name)?;
             let mut item = load_item(conn, ws, catalog, &id)?;
             let before = (item.name.clone(), item.xref.clone());
-            if let Some(name) = input.name {
+            if let Some(name) = input.name.clone() {
                 item.name = name.filter(|n| !crate::validate::is_blank(n));
             }
-            if let Some(xref) = input.xref {
+            if let Some(xref) = input.xref.clone() {
                 item.xref = xref.filter(|x| !x.is_empty());
             }
             if item.name.is_none() && item.xref.is_none() {

@@ -129,6 +129,24 @@ fn from_ref(value: ValueRef<'_>) -> Neutral {
     }
 }
 
+thread_local! {
+    /// Whether this thread ran a statement that may write since
+    /// [`take_written`] last asked (the writer's test of whether a failed
+    /// write left anything to undo).
+    static WRITTEN: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+fn mark_written() {
+    WRITTEN.with(|written| written.set(true));
+}
+
+/// Whether this thread ran a statement that may write (one SQLite does not
+/// call read-only, a batch of statements, or anything through
+/// [`Conn::sqlite`]) since the last call; forgets it.
+pub(crate) fn take_written() -> bool {
+    WRITTEN.with(|written| written.replace(false))
+}
+
 /// A connection to the store. The service borrows one (`&Conn`) for each
 /// read or write: the reader pool's, or the writer's own.
 pub enum Conn {
@@ -168,6 +186,7 @@ impl Conn {
     /// SQLite's own: pragmas, blobs, backup, checkpoints). Panics on another
     /// engine: those modules are not reached there.
     pub fn sqlite(&self) -> &rusqlite::Connection {
+        mark_written();
         match self {
             Conn::Sqlite(conn) => conn,
             Conn::Pg(_) => panic!("a SQLite-only operation on a PostgreSQL connection"),
@@ -203,6 +222,7 @@ impl Conn {
 
     /// Runs statements separated by `;`, with no parameters (schema, pragmas).
     pub fn execute_batch(&self, sql: &str) -> Result<()> {
+        mark_written();
         match self {
             Conn::Sqlite(conn) => Ok(conn.execute_batch(sql)?),
             Conn::Pg(client) => Ok(client.batch_execute(sql)?),
@@ -437,7 +457,12 @@ impl<'c> Statement<'c> {
     #[inline]
     pub fn execute<P: Params>(&mut self, params: P) -> Result<usize> {
         match self.engine() {
-            Engine::Sqlite(statement) => params.with(|p| Ok(statement.execute(p)?)),
+            Engine::Sqlite(statement) => {
+                if !statement.readonly() {
+                    mark_written();
+                }
+                params.with(|p| Ok(statement.execute(p)?))
+            }
             Engine::Pg(client, sql) => {
                 let values = params.with(neutral)?;
                 Ok(client.execute(sql, &values)? as usize)
@@ -449,7 +474,12 @@ impl<'c> Statement<'c> {
     #[inline]
     pub fn query<P: Params>(&mut self, params: P) -> Result<Rows<'_>> {
         match self.engine() {
-            Engine::Sqlite(statement) => params.with(|p| Ok(Rows::Sqlite(statement.query(p)?))),
+            Engine::Sqlite(statement) => {
+                if !statement.readonly() {
+                    mark_written();
+                }
+                params.with(|p| Ok(Rows::Sqlite(statement.query(p)?)))
+            }
             Engine::Pg(client, sql) => {
                 let values = params.with(neutral)?;
                 Ok(Rows::Pg {

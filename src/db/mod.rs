@@ -683,7 +683,7 @@ impl Db {
         f: F,
     ) -> impl Future<Output = ApiResult<T>> + Send + 'static
     where
-        F: FnOnce(&Conn) -> ApiResult<T> + Send + 'static,
+        F: FnMut(&Conn) -> ApiResult<T> + Send + 'static,
         T: Send + 'static,
     {
         self.writer.submit(actor, false, f)
@@ -700,7 +700,7 @@ impl Db {
         f: F,
     ) -> impl Future<Output = ApiResult<T>> + Send + 'static
     where
-        F: FnOnce(&Conn) -> ApiResult<T> + Send + 'static,
+        F: FnMut(&Conn) -> ApiResult<T> + Send + 'static,
         T: Send + 'static,
     {
         self.writer.submit(actor, true, f)
@@ -719,12 +719,13 @@ impl Db {
         f: F,
     ) -> std::pin::Pin<Box<dyn Future<Output = ApiResult<T>> + Send + 'static>>
     where
-        F: FnOnce(&Conn) -> ApiResult<T> + Send + 'static,
+        F: FnMut(&Conn) -> ApiResult<T> + Send + 'static,
         T: Send + 'static,
     {
         let Some(aside) = self.aside.clone() else {
             return Box::pin(self.write(f));
         };
+        let mut f = f;
         Box::pin(async move {
             tokio::task::spawn_blocking(move || {
                 let mut held = aside.conn.lock().unwrap_or_else(|p| p.into_inner());
@@ -748,7 +749,7 @@ impl Db {
     /// [`Db::write_as`] for the server itself (uploads' chunks, cleanup).
     pub fn write<T, F>(&self, f: F) -> impl Future<Output = ApiResult<T>> + Send + 'static
     where
-        F: FnOnce(&Conn) -> ApiResult<T> + Send + 'static,
+        F: FnMut(&Conn) -> ApiResult<T> + Send + 'static,
         T: Send + 'static,
     {
         self.write_as(Arc::from(SERVER_ACTOR), f)

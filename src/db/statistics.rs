@@ -210,9 +210,10 @@ pub async fn run(
         }
         wait = every;
         let started = std::time::Instant::now();
-        let mut known = large.clone();
+        let before = large.clone();
         let planned = db
             .write_bookkeeping(actor.clone(), move |conn| {
+                let mut known = before.clone();
                 let planned = plan(conn.sqlite(), ANALYZED_UP_TO, &mut known)?;
                 Ok((planned, known))
             })

@@ -358,6 +358,21 @@ enum Input {
     Many(Vec<ApiResult<serde_json::Map<String, Value>>>),
 }
 
+impl Input {
+    /// A copy, when every body in it is one (an input with an error fails
+    /// its write, which then never runs again).
+    fn copy(&self) -> Option<Input> {
+        match self {
+            Input::One(body) => Some(Input::One(Ok(body.as_ref().ok()?.clone()))),
+            Input::Many(items) => items
+                .iter()
+                .map(|item| item.as_ref().ok().cloned().map(Ok))
+                .collect::<Option<Vec<_>>>()
+                .map(Input::Many),
+        }
+    }
+}
+
 /// Reads a create's body, before the writer: one document, or for a `bulk`
 /// kind an array of 1 to `MAX_ITEMS` (up to `ITEMS_BODY_LIMIT`; one document
 /// is still held to `JSON_BODY_LIMIT`), aliases applied, each checked. Also
@@ -494,9 +509,20 @@ pub async fn create(
     let (input, prefix) = create_input(&mut ctx, kind, generation).await?;
     let many = matches!(input, Input::Many(_));
     let target = target(&ctx, kind, false);
+    // The write may run again (`db::writer`: its batch replayed): the first
+    // run takes the input, a later one a copy made here, off the writer.
+    let spare = input.copy();
+    let mut input = Some(input);
     let created = ctx
         .write_in(move |conn, scope| {
             let job = job(conn, scope, &target)?;
+            let input = match input.take() {
+                Some(input) => input,
+                None => spare
+                    .as_ref()
+                    .and_then(Input::copy)
+                    .ok_or_else(|| ApiError::internal("a write that failed ran again"))?,
+            };
             match input {
                 Input::One(body) => {
                     let mut resolved = Resolved::default();

@@ -160,11 +160,11 @@ pub async fn patch(mut ctx: Ctx) -> ApiResult<Response> {
             check_audience(input.audience.as_deref(), &org.audience)
                 .map_err(|e| in_body(e, prefix))?;
             let mut changed = false;
-            if let Some(name) = input.name.filter(|n| *n != org.name) {
+            if let Some(name) = input.name.clone().filter(|n| *n != org.name) {
                 org.name = name;
                 changed = true;
             }
-            if let Some(category) = input.category.filter(|c| *c != org.category) {
+            if let Some(category) = input.category.clone().filter(|c| *c != org.category) {
                 org.category = category;
                 changed = true;
             }

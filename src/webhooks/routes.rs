@@ -162,7 +162,7 @@ pub async fn create(mut ctx: Ctx) -> ApiResult<Response> {
     let secret = sign::new_secret()?;
     let hook = ctx
         .write(move |conn| {
-            let workspace_id = input.workspace_id.flatten();
+            let workspace_id = input.workspace_id.clone().flatten();
             if let Some(workspace) = &workspace_id {
                 check_workspace(conn, &user, workspace, prefix)?;
             }
@@ -171,13 +171,13 @@ pub async fn create(mut ctx: Ctx) -> ApiResult<Response> {
                 id: crate::ids::new_id(),
                 tenant: user.tenant.clone(),
                 created_by: user.username.clone(),
-                url,
-                event_types: input.event_types.unwrap_or_default(),
+                url: url.clone(),
+                event_types: input.event_types.clone().unwrap_or_default(),
                 workspace_id,
-                description: input.description.flatten(),
+                description: input.description.clone().flatten(),
                 active: input.active.unwrap_or(true),
                 disabled_reason: None,
-                secret,
+                secret: secret.clone(),
                 previous_secret: None,
                 previous_until: None,
                 cursor: crate::changes::head(conn)?,
@@ -220,22 +220,27 @@ pub async fn patch(mut ctx: Ctx) -> ApiResult<Response> {
             let mut hook = owned(conn, &user, &id)?;
             let mut changed = false;
             let mut fresh_window = false;
-            if let Some(url) = input.url.filter(|u| *u != hook.url) {
+            if let Some(url) = input.url.clone().filter(|u| *u != hook.url) {
                 hook.url = url;
                 fresh_window = true;
             }
-            if let Some(types) = input.event_types.filter(|t| *t != hook.event_types) {
+            if let Some(types) = input.event_types.clone().filter(|t| *t != hook.event_types) {
                 hook.event_types = types;
                 changed = true;
             }
-            if let Some(workspace) = input.workspace_id.filter(|w| *w != hook.workspace_id) {
+            if let Some(workspace) = input
+                .workspace_id
+                .clone()
+                .filter(|w| *w != hook.workspace_id)
+            {
                 if let Some(workspace) = &workspace {
                     check_workspace(conn, &user, workspace, prefix)?;
                 }
                 hook.workspace_id = workspace;
                 changed = true;
             }
-            if let Some(description) = input.description.filter(|d| *d != hook.description) {
+            if let Some(description) = input.description.clone().filter(|d| *d != hook.description)
+            {
                 hook.description = description;
                 changed = true;
             }
@@ -292,7 +297,7 @@ pub async fn rotate_secret(ctx: Ctx) -> ApiResult<Response> {
         .write(move |conn| {
             let mut hook = owned(conn, &user, &id)?;
             let now = clock::now_ms();
-            hook.previous_secret = Some(std::mem::replace(&mut hook.secret, secret));
+            hook.previous_secret = Some(std::mem::replace(&mut hook.secret, secret.clone()));
             hook.previous_until = Some(now + SECRET_OVERLAP_MS);
             hook.updated_at = now;
             store::update(conn, &hook)?;

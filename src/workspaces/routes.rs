@@ -3,7 +3,7 @@
 
 use crate::db::Conn;
 
-use super::{ENTITY_TYPE, Party, Role, State, Workspace, WorkspaceInput, store};
+use super::{ENTITY_TYPE, Role, State, Workspace, WorkspaceInput, store};
 use crate::app::{Ctx, Endpoint, handler, resource, session};
 use crate::auth::principal::Principal;
 use crate::clock;
@@ -253,9 +253,9 @@ pub async fn create(mut ctx: Ctx, generation: Generation) -> ApiResult<Response>
             let now = clock::now_ms();
             let ws = Workspace {
                 id: crate::ids::new_id(),
-                description: input.description.flatten(),
-                client: Party { ..input.client },
-                vendor: Party { ..input.vendor },
+                description: input.description.clone().flatten(),
+                client: input.client.clone(),
+                vendor: input.vendor.clone(),
                 created_at: now,
                 updated_at: now,
                 client_audience,
@@ -287,7 +287,7 @@ pub async fn patch(mut ctx: Ctx, generation: Generation) -> ApiResult<Response> 
     let ws = ctx
         .write_in(move |conn, scope| {
             let mut ws = scope.workspace.clone();
-            if let Some(description) = input.description {
+            if let Some(description) = input.description.clone() {
                 if description != ws.description {
                     ws.description = description;
                     ws.updated_at = clock::now_ms();
