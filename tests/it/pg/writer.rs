@@ -5,7 +5,9 @@
 //! changes are recorded before it (`Dialect::records_before_release`); on
 //! SQLite the changes are recorded after it.
 
+use std::future::Future;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use quayside::db::writer::{Capture, NoCapture};
@@ -40,16 +42,22 @@ fn open(location: &Location, capture: Arc<dyn Capture>) -> Db {
     db
 }
 
-/// A write holding the writer for 150 ms: writes queued meanwhile join one
-/// batch after it (a fresh store takes up to 256 writes in a batch; on a
-/// data file only a batch of several writes followed by a wait for its flush
-/// lowers that, and the tests hold one after lone writes only).
+/// A write holding the writer for 150 ms, once it runs: writes queued
+/// meanwhile join one batch after it (a fresh store takes up to 256 writes
+/// in a batch; on a data file only a batch of several writes followed by a
+/// wait for its flush lowers that, and the tests hold one after lone writes
+/// only).
 async fn hold(db: &Db) -> tokio::task::JoinHandle<ApiResult<()>> {
-    let hold = tokio::spawn(db.write(|_| {
+    let running = Arc::new(AtomicBool::new(false));
+    let started = running.clone();
+    let hold = tokio::spawn(db.write(move |_| {
+        started.store(true, Ordering::SeqCst);
         std::thread::sleep(Duration::from_millis(150));
         Ok(())
     }));
-    tokio::time::sleep(Duration::from_millis(30)).await;
+    while !running.load(Ordering::SeqCst) {
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
     hold
 }
 
@@ -110,6 +118,83 @@ fn a_failing_write_rolls_back_only_its_own_savepoint_and_every_other_write_commi
             assert_eq!(rows.len(), 302, "a, c and the 300");
             assert_eq!(rows[..2], ["a".to_string(), "c".to_string()]);
             assert!(!rows.contains(&"b".to_string()));
+        });
+        db.close().expect("close");
+    }
+}
+
+/// On a data file a batch's writes run without a savepoint each: a write
+/// that fails after writing is undone by rolling the batch back and running
+/// the writes before it again, which answer their second run; a write that
+/// failed by itself keeps its answer and is not run again; the rest of the
+/// batch, and the next batches, run with a savepoint each, so a second such
+/// failure replays nothing. On PostgreSQL every write has its savepoint and
+/// nothing runs twice. Either way the same answers and the same rows.
+#[test]
+fn a_write_failing_after_writing_is_undone_on_a_data_file_by_running_its_batch_again() {
+    type Runs = Arc<AtomicUsize>;
+    /// A write queued at once, in the order made (polled once, it joins
+    /// the writer's queue, which has room), counting its runs.
+    fn insert(
+        db: &Db,
+        x: &'static str,
+        write: bool,
+        fail: bool,
+    ) -> (Runs, tokio::task::JoinHandle<ApiResult<String>>) {
+        let runs = Runs::default();
+        let counted = runs.clone();
+        let mut write = Box::pin(db.write(move |conn| {
+            counted.fetch_add(1, Ordering::SeqCst);
+            if write {
+                conn.execute("INSERT INTO t (x) VALUES (?1)", [x])?;
+            }
+            if fail {
+                return Err(ApiError::conflict("test", "refused"));
+            }
+            Ok(format!("{x} stored"))
+        }));
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        assert!(
+            write.as_mut().poll(&mut cx).is_pending(),
+            "the writer is held"
+        );
+        (runs, tokio::spawn(write))
+    }
+    let runs = |runs: &Runs| runs.load(Ordering::SeqCst);
+    let dir = tempfile::tempdir().expect("temp dir");
+    for location in locations(&dir) {
+        let file = matches!(location, Location::File(_));
+        let db = open(&location, Arc::new(NoCapture));
+        runtime().block_on(async {
+            let held = hold(&db).await;
+            let (a_runs, a) = insert(&db, "a", true, false);
+            let (e_runs, e) = insert(&db, "e", false, true);
+            let (b_runs, b) = insert(&db, "b", true, true);
+            let (c_runs, c) = insert(&db, "c", true, false);
+            let (d_runs, d) = insert(&db, "d", true, true);
+            held.await.expect("join").expect("hold");
+            assert_eq!(a.await.expect("join").expect("a"), "a stored");
+            assert_eq!(e.await.expect("join").expect_err("e").code(), "test");
+            assert_eq!(b.await.expect("join").expect_err("b").code(), "test");
+            assert_eq!(c.await.expect("join").expect("c"), "c stored");
+            assert_eq!(d.await.expect("join").expect_err("d").code(), "test");
+            assert_eq!(stored(&db).await, ["a", "c"]);
+            let again = if file { 2 } else { 1 };
+            assert_eq!(runs(&a_runs), again, "a runs again after b on a file");
+            assert_eq!(runs(&e_runs), 1, "e keeps its answer");
+            assert_eq!(runs(&b_runs), 1);
+            assert_eq!(runs(&c_runs), 1, "c runs after the replay");
+            assert_eq!(runs(&d_runs), 1, "d is undone by its savepoint");
+            // The next batch has a savepoint per write too.
+            let held = hold(&db).await;
+            let (x_runs, x) = insert(&db, "x", true, false);
+            let (y_runs, y) = insert(&db, "y", true, true);
+            held.await.expect("join").expect("hold");
+            assert_eq!(x.await.expect("join").expect("x"), "x stored");
+            assert_eq!(y.await.expect("join").expect_err("y").code(), "test");
+            assert_eq!(stored(&db).await, ["a", "c", "x"]);
+            assert_eq!(runs(&x_runs), 1, "no replay");
+            assert_eq!(runs(&y_runs), 1);
         });
         db.close().expect("close");
     }
