@@ -359,17 +359,21 @@ enum Input {
 }
 
 impl Input {
-    /// A copy, when every body in it is one (an input with an error fails
-    /// its write, which then never runs again).
-    fn copy(&self) -> Option<Input> {
-        match self {
-            Input::One(body) => Some(Input::One(Ok(body.as_ref().ok()?.clone()))),
+    /// What one run of the create's write consumes: a copy, since the write
+    /// may run again (`db::writer`: its batch replayed), made in the writer
+    /// so that only the write running holds a second copy of a body. An
+    /// input holding an error fails its write, which then never runs again:
+    /// that run takes the input itself.
+    fn for_run(&mut self) -> Input {
+        let copy = match self {
+            Input::One(body) => body.as_ref().ok().map(|body| Input::One(Ok(body.clone()))),
             Input::Many(items) => items
                 .iter()
                 .map(|item| item.as_ref().ok().cloned().map(Ok))
                 .collect::<Option<Vec<_>>>()
                 .map(Input::Many),
-        }
+        };
+        copy.unwrap_or_else(|| std::mem::replace(self, Input::Many(Vec::new())))
     }
 }
 
@@ -506,24 +510,13 @@ pub async fn create(
     kind: &'static Kind,
     generation: Generation,
 ) -> ApiResult<Response> {
-    let (input, prefix) = create_input(&mut ctx, kind, generation).await?;
+    let (mut input, prefix) = create_input(&mut ctx, kind, generation).await?;
     let many = matches!(input, Input::Many(_));
     let target = target(&ctx, kind, false);
-    // The write may run again (`db::writer`: its batch replayed): the first
-    // run takes the input, a later one a copy made here, off the writer.
-    let spare = input.copy();
-    let mut input = Some(input);
     let created = ctx
         .write_in(move |conn, scope| {
             let job = job(conn, scope, &target)?;
-            let input = match input.take() {
-                Some(input) => input,
-                None => spare
-                    .as_ref()
-                    .and_then(Input::copy)
-                    .ok_or_else(|| ApiError::internal("a write that failed ran again"))?,
-            };
-            match input {
+            match input.for_run() {
                 Input::One(body) => {
                     let mut resolved = Resolved::default();
                     let one = create_one(conn, scope, kind, job.as_ref(), body?, &mut resolved)?;
