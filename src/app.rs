@@ -618,7 +618,7 @@ impl App {
     pub async fn handle(self: &Arc<Self>, req: Request) -> Response {
         let unread = req.unread_body();
         let declared = req
-            .header("content-length")
+            .header(crate::http::header::CONTENT_LENGTH)
             .and_then(|l| l.trim().parse::<u64>().ok());
         let secrets = self.live_keys_in_query(&req).await;
         let cors = self

@@ -31,7 +31,7 @@ pub fn request_key(req: &Request) -> ApiResult<Option<&str>> {
             "`api_key` is given more than once; send the key once",
         ));
     }
-    if let Some(value) = req.header("authorization") {
+    if let Some(value) = req.header(crate::http::header::AUTHORIZATION) {
         let mut parts = value.splitn(2, ' ');
         if let (Some(scheme), Some(key)) = (parts.next(), parts.next()) {
             if scheme.eq_ignore_ascii_case("bearer") && !key.trim().is_empty() {

@@ -20,6 +20,9 @@ pub mod urlencoded;
 /// A boxed error of a body stream (requests and responses): the service's one
 /// boxed error type.
 pub use crate::error::BoxError;
+/// Header names as constants (`header::AUTHORIZATION`): a look-up by one
+/// skips parsing the name.
+pub use hyper::header;
 
 pub use request::{Method, Request};
 pub use response::Response;

@@ -158,11 +158,10 @@ impl Request {
         let (path, query) = path_and_query
             .split_once('?')
             .unwrap_or((path_and_query, ""));
-        let segments = path
-            .split('/')
-            .filter(|s| !s.is_empty())
-            .map(decode_path_segment)
-            .collect::<ApiResult<Vec<_>>>()?;
+        let mut segments = Vec::with_capacity(path.bytes().filter(|&b| b == b'/').count());
+        for segment in path.split('/').filter(|s| !s.is_empty()) {
+            segments.push(decode_path_segment(segment)?);
+        }
         let query = decode_pairs(query, "query string")?;
         Ok(Request {
             method,
@@ -262,7 +261,9 @@ impl Request {
     }
 
     /// A header's value, when present and visible ASCII.
-    pub fn header(&self, name: &str) -> Option<&str> {
+    /// A header's value as text (`name` as text, or one of the `http`
+    /// crate's constants, which skip parsing the name).
+    pub fn header(&self, name: impl hyper::header::AsHeaderName) -> Option<&str> {
         self.headers.get(name).and_then(|v| v.to_str().ok())
     }
 

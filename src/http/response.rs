@@ -35,12 +35,16 @@ impl Response {
 
     /// A JSON document already rendered (kept in a cache, for instance).
     pub fn json_bytes(status: u16, body: Bytes) -> Response {
+        // Room for what the server adds to every answer (`Cache-Control`)
+        // and what handlers commonly add (`ETag`, `Location`).
+        let mut headers = Vec::with_capacity(4);
+        headers.push((
+            hyper::header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        ));
         Response {
             status,
-            headers: vec![(
-                hyper::header::CONTENT_TYPE,
-                HeaderValue::from_static("application/json"),
-            )],
+            headers,
             body: full(body),
             secret_params: Vec::new(),
         }
@@ -114,16 +118,11 @@ impl Response {
     }
 
     /// Adds a header unless the answer already has one of that name.
-    pub fn default_header(self, name: &str, value: &str) -> Response {
-        if self
-            .headers
-            .iter()
-            .any(|(n, _)| n.as_str().eq_ignore_ascii_case(name))
-        {
-            self
-        } else {
-            self.header(name, value)
+    pub fn default_header(mut self, name: HeaderName, value: HeaderValue) -> Response {
+        if !self.headers.iter().any(|(n, _)| *n == name) {
+            self.headers.push((name, value));
         }
+        self
     }
 
     /// Marks a query parameter whose value the access log must hide.
@@ -157,10 +156,11 @@ impl Response {
         let mut response = hyper::Response::new(self.body);
         *response.status_mut() = hyper::StatusCode::from_u16(self.status)
             .unwrap_or(hyper::StatusCode::INTERNAL_SERVER_ERROR);
-        let headers = response.headers_mut();
+        let mut headers = hyper::HeaderMap::with_capacity(self.headers.len());
         for (name, value) in self.headers {
             headers.append(name, value);
         }
+        *response.headers_mut() = headers;
         response
     }
 }

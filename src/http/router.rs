@@ -27,8 +27,36 @@ pub struct Router<H> {
     /// The routes (positions in `routes`, in order) by their number of
     /// segments and first segment (`None`: a parameter): a path is matched
     /// only against patterns of its own length that begin as it does.
-    index: std::collections::HashMap<(usize, Option<&'static str>), Vec<usize>>,
+    index: std::collections::HashMap<(usize, Option<&'static str>), Vec<usize>, Fnv>,
 }
+
+/// The index's hash, FNV-1a: its keys are a number and a short literal,
+/// hashed on every request, and SipHash (the default) cost more than the
+/// rest of the look-up. A table fixed at start-up and only ever read has
+/// nothing to fear from chosen keys: a path hashing alike costs one more
+/// comparison with one of its few dozen keys.
+#[derive(Clone, Copy)]
+struct FnvHasher(u64);
+
+impl Default for FnvHasher {
+    fn default() -> Self {
+        FnvHasher(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl std::hash::Hasher for FnvHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &byte in bytes {
+            self.0 = (self.0 ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+}
+
+type Fnv = std::hash::BuildHasherDefault<FnvHasher>;
 
 /// A matched route and the values of its path parameters.
 pub struct Matched<'r, H> {
@@ -40,7 +68,7 @@ impl<H> Default for Router<H> {
     fn default() -> Self {
         Router {
             routes: Vec::new(),
-            index: std::collections::HashMap::new(),
+            index: std::collections::HashMap::default(),
         }
     }
 }
@@ -92,7 +120,6 @@ impl<H> Router<H> {
     /// literal sibling such as `/jobs/search`.
     pub fn resolve(&self, method: Method, path: &[String]) -> Result<Matched<'_, H>, ApiError> {
         let mut best: Option<(&Route<H>, usize)> = None;
-        let mut allowed: Vec<&'static str> = Vec::new();
         let literal = path
             .first()
             .and_then(|first| self.index.get(&(path.len(), Some(first.as_str()))));
@@ -111,15 +138,12 @@ impl<H> Router<H> {
             }
         };
         for route in candidates.iter().map(|&i| &self.routes[i]) {
+            if route.method != method {
+                continue;
+            }
             let Some(literals) = route.matches(path) else {
                 continue;
             };
-            if route.method != method {
-                if !allowed.contains(&route.method.as_str()) {
-                    allowed.push(route.method.as_str());
-                }
-                continue;
-            }
             if best.is_none_or(|(_, n)| literals > n) {
                 best = Some((route, literals));
             }
@@ -137,14 +161,24 @@ impl<H> Router<H> {
                     .collect();
                 Ok(Matched { route, params })
             }
-            None if !allowed.is_empty() => {
+            None => {
+                // No route of this method: a 405 with the methods the path
+                // takes, if it takes any.
+                let mut allowed: Vec<&'static str> = Vec::new();
+                for route in candidates.iter().map(|&i| &self.routes[i]) {
+                    if route.matches(path).is_some() && !allowed.contains(&route.method.as_str()) {
+                        allowed.push(route.method.as_str());
+                    }
+                }
+                if allowed.is_empty() {
+                    return Err(ApiError::not_found("No such path on this server"));
+                }
                 // Every path of the table answers OPTIONS (see `App::dispatch`).
                 if !allowed.contains(&Method::Options.as_str()) {
                     allowed.push(Method::Options.as_str());
                 }
                 Err(ApiError::MethodNotAllowed { allow: allowed })
             }
-            None => Err(ApiError::not_found("No such path on this server")),
         }
     }
 }

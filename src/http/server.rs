@@ -36,7 +36,7 @@ use hyper_util::rt::TokioIo;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Notify, watch};
 
-use super::access_log::AccessLog;
+use super::access_log::{AccessLog, Peer};
 use super::automatic::Answered;
 use super::request::{Method, Request};
 use super::response::{Response, ResponseBody};
@@ -212,16 +212,18 @@ impl Connection {
         Fut: Future<Output = Response> + Send + 'static,
     {
         let remote = self.remote;
+        let peer = Arc::new(Peer::new(remote));
         let tracked = self.activity.clone();
         let service = service_fn(move |req: hyper::Request<Incoming>| {
             let handler = handler.clone();
             let access = access.clone();
             let activity = tracked.clone();
+            let peer = peer.clone();
             activity.begin();
             // Boxed: the connection can then be taken apart when it ends.
             Box::pin(async move {
                 let response =
-                    handle(&*handler, req, remote, limits.body_timeout, &access, None).await;
+                    handle(&*handler, req, &peer, limits.body_timeout, &access, None).await;
                 Ok::<_, std::convert::Infallible>(response.map(|body| Tracked {
                     body,
                     activity: Some(activity),
@@ -462,10 +464,12 @@ impl Connections {
         let mut builder = builder.clone();
         builder.keep_alive(false);
         let max = self.max;
+        let peer = Arc::new(Peer::new(remote));
         tokio::spawn(async move {
             let service = service_fn(move |req: hyper::Request<Incoming>| {
                 let handler = handler.clone();
                 let access = access.clone();
+                let peer = peer.clone();
                 async move {
                     let busy = ApiError::Busy {
                         limit: format!("{max} connections at once"),
@@ -474,7 +478,7 @@ impl Connections {
                     let response = handle(
                         &*handler,
                         req,
-                        remote,
+                        &peer,
                         limits.body_timeout,
                         &access,
                         Some(busy),
@@ -616,7 +620,7 @@ impl Body for Tracked {
 async fn handle<H, Fut>(
     handler: &H,
     req: hyper::Request<Incoming>,
-    remote: SocketAddr,
+    peer: &Peer,
     body_timeout: Duration,
     access: &AccessLog,
     shed: Option<ApiError>,
@@ -642,7 +646,7 @@ where
             target,
             parts.headers,
             body,
-            Some(remote),
+            Some(peer.addr),
             body_timeout,
         ) {
             Ok(request) => handler(request).await,
@@ -652,10 +656,13 @@ where
     // An answer that says nothing of caching is not to be kept: API answers
     // carry keys and tenants' data. The console's files and downloads say
     // otherwise themselves.
-    let response = response.default_header("cache-control", NO_STORE);
+    let response = response.default_header(
+        hyper::header::CACHE_CONTROL,
+        hyper::header::HeaderValue::from_static(NO_STORE),
+    );
     if let Some(started) = started {
         access.record(
-            remote,
+            peer,
             parts.method.as_str(),
             &redact_secrets(target, response.secret_params()),
             response.status(),

@@ -51,7 +51,7 @@ pub fn encode_component(text: &str) -> String {
 }
 
 fn decode(raw: &str, plus_is_space: bool) -> Result<String, &'static str> {
-    if !raw.contains(['%', '+']) {
+    if !raw.bytes().any(|b| b == b'%' || b == b'+') {
         return Ok(raw.to_string());
     }
     let bytes = raw.as_bytes();
