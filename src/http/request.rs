@@ -129,7 +129,11 @@ impl Method {
 pub struct Request {
     method: Method,
     path: String,
-    segments: Vec<String>,
+    /// The decoded path segments, as `(start, end)` in `decoded`, or in
+    /// `path` itself when no segment has a `%` (no copy, one allocation).
+    segments: Vec<(u32, u32)>,
+    /// The decoded segments one after another, when some segment had a `%`.
+    decoded: String,
     query: Vec<(String, String)>,
     headers: HeaderMap,
     /// Shared with [`App::handle`](crate::app::App::handle), which drains what
@@ -159,14 +163,31 @@ impl Request {
             .split_once('?')
             .unwrap_or((path_and_query, ""));
         let mut segments = Vec::with_capacity(path.bytes().filter(|&b| b == b'/').count());
-        for segment in path.split('/').filter(|s| !s.is_empty()) {
-            segments.push(decode_path_segment(segment)?);
+        let mut decoded = String::new();
+        let encoded = path.contains('%');
+        // Offsets in u32: a path longer than that is refused long before
+        // (hyper's and the server's limits on a request head).
+        let offset = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+        let mut start = 0;
+        for raw in path.split('/') {
+            let end = start + raw.len();
+            if !raw.is_empty() {
+                if encoded {
+                    let at = decoded.len();
+                    decoded.push_str(&decode_path_segment(raw)?);
+                    segments.push((offset(at), offset(decoded.len())));
+                } else {
+                    segments.push((offset(start), offset(end)));
+                }
+            }
+            start = end + 1;
         }
         let query = decode_pairs(query, "query string")?;
         Ok(Request {
             method,
             path: path.to_string(),
             segments,
+            decoded,
             query,
             headers,
             body: Arc::new(Mutex::new(Some(body))),
@@ -213,8 +234,16 @@ impl Request {
         &self.path
     }
 
-    pub fn segments(&self) -> &[String] {
-        &self.segments
+    /// The decoded path segments, in order (empty ones skipped).
+    pub fn segments(&self) -> impl ExactSizeIterator<Item = &str> {
+        let text = if self.decoded.is_empty() {
+            &self.path
+        } else {
+            &self.decoded
+        };
+        self.segments
+            .iter()
+            .map(move |&(start, end)| text.get(start as usize..end as usize).unwrap_or(""))
     }
 
     pub fn remote(&self) -> Option<SocketAddr> {

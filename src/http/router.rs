@@ -59,6 +59,10 @@ impl std::hash::Hasher for FnvHasher {
 type Fnv = std::hash::BuildHasherDefault<FnvHasher>;
 
 /// A matched route and the values of its path parameters.
+/// The most segments a pattern may have ([`Router::add`] refuses more): a
+/// longer path fits no route, and the server answers it 404 before routing.
+pub const MAX_SEGMENTS: usize = 16;
+
 pub struct Matched<'r, H> {
     pub route: &'r Route<H>,
     pub params: Vec<(&'static str, String)>,
@@ -86,6 +90,10 @@ impl<H> Router<H> {
                 },
             )
             .collect();
+        assert!(
+            segments.len() <= MAX_SEGMENTS,
+            "route {pattern} has more than {MAX_SEGMENTS} segments"
+        );
         assert!(
             !self
                 .routes
@@ -118,11 +126,11 @@ impl<H> Router<H> {
     ///
     /// Literal segments win over parameters, so `/jobs/{id}` never shadows a
     /// literal sibling such as `/jobs/search`.
-    pub fn resolve(&self, method: Method, path: &[String]) -> Result<Matched<'_, H>, ApiError> {
+    pub fn resolve(&self, method: Method, path: &[&str]) -> Result<Matched<'_, H>, ApiError> {
         let mut best: Option<(&Route<H>, usize)> = None;
         let literal = path
             .first()
-            .and_then(|first| self.index.get(&(path.len(), Some(first.as_str()))));
+            .and_then(|first| self.index.get(&(path.len(), Some(*first))));
         let param = self.index.get(&(path.len(), None));
         let merged: Vec<usize>;
         let candidates: &[usize] = match (literal, param) {
@@ -155,7 +163,7 @@ impl<H> Router<H> {
                     .iter()
                     .zip(path)
                     .filter_map(|(seg, value)| match seg {
-                        Segment::Param(name) => Some((*name, value.clone())),
+                        Segment::Param(name) => Some((*name, value.to_string())),
                         Segment::Literal(_) => None,
                     })
                     .collect();
@@ -185,7 +193,7 @@ impl<H> Router<H> {
 
 impl<H> Route<H> {
     /// The number of literal segments when the path fits this pattern.
-    fn matches(&self, path: &[String]) -> Option<usize> {
+    fn matches(&self, path: &[&str]) -> Option<usize> {
         if self.segments.len() != path.len() {
             return None;
         }
@@ -205,11 +213,15 @@ impl<H> Route<H> {
 mod tests {
     use super::*;
 
-    fn path(p: &str) -> Vec<String> {
-        p.split('/')
-            .filter(|s| !s.is_empty())
-            .map(String::from)
-            .collect()
+    fn path(p: &str) -> Vec<&str> {
+        p.split('/').filter(|s| !s.is_empty()).collect()
+    }
+
+    #[test]
+    #[should_panic(expected = "more than 16 segments")]
+    fn a_pattern_longer_than_the_router_takes_is_refused() {
+        let mut r = Router::default();
+        r.add(Method::Get, &*"/a".repeat(MAX_SEGMENTS + 1).leak(), 1);
     }
 
     fn router() -> Router<u8> {

@@ -14,6 +14,10 @@ fn unknown_paths_are_404_with_the_error_body() {
         "/api/rest/2.0/ports",
         "/api/rest/1.0/Ports",
         "/api/rest/1.0/inland-facilities",
+        // Deeper than any route (the router takes at most 16 segments).
+        "/api/rest/1.0/ports/a/b/c/d/e/f/g/h/i/j/k/l/m/n/o/p",
+        // Escaped segments are decoded before routing.
+        "/api/rest/1.0/po%72ts/NLRTM/extra",
     ] {
         for method in ["GET", "PUT", "DELETE"] {
             let reply = server.request(method, path, Some(&api.key), &[], None);
@@ -24,6 +28,21 @@ fn unknown_paths_are_404_with_the_error_body() {
             .request("GET", path, None, &[], None)
             .assert_error(404, "not_found");
     }
+}
+
+#[test]
+fn escaped_path_segments_route_as_their_decoded_text() {
+    let server = Server::start();
+    let api = Api::admin(&server);
+    api.create_named(PORTS, "NLRTM", "Rotterdam");
+    // `po%72ts` is `ports`, `NL%52TM` is `NLRTM`.
+    let reply = server.request("GET", "/api/rest/1.0/po%72ts/NL%52TM", Some(&api.key), &[], None);
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    assert_eq!(reply.json()["clientCode"], "NLRTM");
+    // `%2F` is a slash inside one segment, not a separator: no such port.
+    server
+        .request("GET", "/api/rest/1.0/ports%2FNLRTM", Some(&api.key), &[], None)
+        .assert_error(404, "not_found");
 }
 
 fn allowed(reply: &Reply) -> Vec<String> {
