@@ -36,12 +36,24 @@ fn escaped_path_segments_route_as_their_decoded_text() {
     let api = Api::admin(&server);
     api.create_named(PORTS, "NLRTM", "Rotterdam");
     // `po%72ts` is `ports`, `NL%52TM` is `NLRTM`.
-    let reply = server.request("GET", "/api/rest/1.0/po%72ts/NL%52TM", Some(&api.key), &[], None);
+    let reply = server.request(
+        "GET",
+        "/api/rest/1.0/po%72ts/NL%52TM",
+        Some(&api.key),
+        &[],
+        None,
+    );
     assert_eq!(reply.status, 200, "{}", reply.text());
     assert_eq!(reply.json()["clientCode"], "NLRTM");
     // `%2F` is a slash inside one segment, not a separator: no such port.
     server
-        .request("GET", "/api/rest/1.0/ports%2FNLRTM", Some(&api.key), &[], None)
+        .request(
+            "GET",
+            "/api/rest/1.0/ports%2FNLRTM",
+            Some(&api.key),
+            &[],
+            None,
+        )
         .assert_error(404, "not_found");
 }
 
