@@ -654,18 +654,7 @@ impl App {
     }
 
     async fn dispatch(self: &Arc<Self>, mut req: Request) -> Response {
-        // The segments as the router takes them, without a copy or an
-        // allocation; no route has more than `MAX_SEGMENTS`.
-        use crate::http::router::MAX_SEGMENTS;
-        let mut segments = [""; MAX_SEGMENTS];
-        let count = req.segments().len();
-        if count > MAX_SEGMENTS {
-            return Response::error(&ApiError::not_found("No such path on this server"));
-        }
-        for (slot, segment) in segments.iter_mut().zip(req.segments()) {
-            *slot = segment;
-        }
-        let matched = match self.router.resolve(req.method(), &segments[..count]) {
+        let matched = match self.router.resolve(req.method(), req.segments()) {
             Ok(matched) => matched,
             // OPTIONS on any path of the table: the methods it takes. (No
             // route declares OPTIONS; the router's 405 lists them, OPTIONS too.)

@@ -132,7 +132,8 @@ pub struct Request {
     /// The decoded path segments, as `(start, end)` in `decoded`, or in
     /// `path` itself when no segment has a `%` (no copy, one allocation).
     segments: Vec<(u32, u32)>,
-    /// The decoded segments one after another, when some segment had a `%`.
+    /// The decoded segments one after another, when some segment had a `%`
+    /// (empty otherwise: a segment with a `%` never decodes to nothing).
     decoded: String,
     query: Vec<(String, String)>,
     headers: HeaderMap,
@@ -289,9 +290,8 @@ impl Request {
             .map(|(_, v)| v.as_str())
     }
 
-    /// A header's value, when present and visible ASCII.
-    /// A header's value as text (`name` as text, or one of the `http`
-    /// crate's constants, which skip parsing the name).
+    /// A header's value, when present and visible ASCII. `name` as text, or
+    /// one of the constants of `http::header`, which skip parsing the name.
     pub fn header(&self, name: impl hyper::header::AsHeaderName) -> Option<&str> {
         self.headers.get(name).and_then(|v| v.to_str().ok())
     }

@@ -60,7 +60,8 @@ type Fnv = std::hash::BuildHasherDefault<FnvHasher>;
 
 /// A matched route and the values of its path parameters.
 /// The most segments a pattern may have ([`Router::add`] refuses more): a
-/// longer path fits no route, and the server answers it 404 before routing.
+/// longer path fits no route, and [`Router::resolve`] answers it 404 without
+/// looking.
 pub const MAX_SEGMENTS: usize = 16;
 
 pub struct Matched<'r, H> {
@@ -126,7 +127,24 @@ impl<H> Router<H> {
     ///
     /// Literal segments win over parameters, so `/jobs/{id}` never shadows a
     /// literal sibling such as `/jobs/search`.
-    pub fn resolve(&self, method: Method, path: &[&str]) -> Result<Matched<'_, H>, ApiError> {
+    ///
+    /// The segments are taken as they come, into an array on the stack (no
+    /// allocation); a path longer than any pattern may be ([`MAX_SEGMENTS`])
+    /// is a 404 at once.
+    pub fn resolve<'p>(
+        &self,
+        method: Method,
+        segments: impl ExactSizeIterator<Item = &'p str>,
+    ) -> Result<Matched<'_, H>, ApiError> {
+        let count = segments.len();
+        if count > MAX_SEGMENTS {
+            return Err(no_such_path());
+        }
+        let mut taken = [""; MAX_SEGMENTS];
+        for (slot, segment) in taken.iter_mut().zip(segments) {
+            *slot = segment;
+        }
+        let path = &taken[..count];
         let mut best: Option<(&Route<H>, usize)> = None;
         let literal = path
             .first()
@@ -179,7 +197,7 @@ impl<H> Router<H> {
                     }
                 }
                 if allowed.is_empty() {
-                    return Err(ApiError::not_found("No such path on this server"));
+                    return Err(no_such_path());
                 }
                 // Every path of the table answers OPTIONS (see `App::dispatch`).
                 if !allowed.contains(&Method::Options.as_str()) {
@@ -189,6 +207,11 @@ impl<H> Router<H> {
             }
         }
     }
+}
+
+/// The 404 of a path no route fits.
+fn no_such_path() -> ApiError {
+    ApiError::not_found("No such path on this server")
 }
 
 impl<H> Route<H> {
@@ -213,8 +236,11 @@ impl<H> Route<H> {
 mod tests {
     use super::*;
 
-    fn path(p: &str) -> Vec<&str> {
-        p.split('/').filter(|s| !s.is_empty()).collect()
+    fn path(p: &str) -> std::vec::IntoIter<&str> {
+        p.split('/')
+            .filter(|s| !s.is_empty())
+            .collect::<Vec<_>>()
+            .into_iter()
     }
 
     #[test]
@@ -222,6 +248,15 @@ mod tests {
     fn a_pattern_longer_than_the_router_takes_is_refused() {
         let mut r = Router::default();
         r.add(Method::Get, &*"/a".repeat(MAX_SEGMENTS + 1).leak(), 1);
+    }
+
+    #[test]
+    fn a_path_longer_than_any_pattern_is_404() {
+        let long = "/ports".repeat(MAX_SEGMENTS + 1);
+        assert!(matches!(
+            router().resolve(Method::Get, path(&long)),
+            Err(ApiError::NotFound(_))
+        ));
     }
 
     fn router() -> Router<u8> {
@@ -236,18 +271,15 @@ mod tests {
     #[test]
     fn matches_literals_and_params() {
         let r = router();
-        let m = r.resolve(Method::Get, &path("/ports/NLRTM")).unwrap();
+        let m = r.resolve(Method::Get, path("/ports/NLRTM")).unwrap();
         assert_eq!(m.route.target, 2);
         assert_eq!(m.params, vec![("code", "NLRTM".to_string())]);
         assert_eq!(
-            r.resolve(Method::Get, &path("/ports"))
-                .unwrap()
-                .route
-                .target,
+            r.resolve(Method::Get, path("/ports")).unwrap().route.target,
             1
         );
         assert_eq!(
-            r.resolve(Method::Get, &path("/ports/special"))
+            r.resolve(Method::Get, path("/ports/special"))
                 .unwrap()
                 .route
                 .target,
@@ -272,7 +304,7 @@ mod tests {
     }
 
     fn r_err(m: Method, p: &str) -> ApiError {
-        match router().resolve(m, &path(p)) {
+        match router().resolve(m, path(p)) {
             Ok(_) => panic!("expected an error"),
             Err(e) => e,
         }
@@ -287,27 +319,27 @@ mod tests {
         r.add(Method::Get, "/ports/list", 2);
         r.add(Method::Put, "/{kind}/{id}", 3);
         assert_eq!(
-            r.resolve(Method::Get, &path("/ports/list"))
+            r.resolve(Method::Get, path("/ports/list"))
                 .unwrap()
                 .route
                 .target,
             2
         );
         assert_eq!(
-            r.resolve(Method::Get, &path("/docks/list"))
+            r.resolve(Method::Get, path("/docks/list"))
                 .unwrap()
                 .route
                 .target,
             1
         );
         assert_eq!(
-            r.resolve(Method::Put, &path("/ports/7"))
+            r.resolve(Method::Put, path("/ports/7"))
                 .unwrap()
                 .route
                 .target,
             3
         );
-        let refused = r.resolve(Method::Get, &path("/ports/7")).err().unwrap();
+        let refused = r.resolve(Method::Get, path("/ports/7")).err().unwrap();
         assert_eq!(refused.status(), 405);
     }
 }
