@@ -2,15 +2,19 @@
 //! paths, `{type, id, body, created_at, updated_at}` on `/v2`; and unwrapping
 //! of v2 request bodies (`{"body": {...}}`).
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::clock;
 use crate::error::{ApiError, ApiResult};
 use crate::listing::Generation;
 
-/// `{id, body}`.
+/// `{id, body}`. The body is moved in, not copied (`json!` would serialize
+/// it into a new tree).
 pub fn older(id: &str, body: Value) -> Value {
-    json!({"id": id, "body": body})
+    let mut envelope = serde_json::Map::with_capacity(2);
+    envelope.insert("id".to_string(), Value::String(id.to_string()));
+    envelope.insert("body".to_string(), body);
+    Value::Object(envelope)
 }
 
 /// The v2 envelope's shape: the one place its fields are named.
@@ -24,17 +28,25 @@ struct V2<'a, B: ?Sized> {
     updated_at: &'a str,
 }
 
-/// `{type, id, body, created_at, updated_at}`.
+/// `{type, id, body, created_at, updated_at}`. The fields are [`V2`]'s; the
+/// body is moved in, not serialized into a copy.
 pub fn v2(entity_type: &str, id: &str, body: Value, created_at: i64, updated_at: i64) -> Value {
-    let envelope = V2 {
+    let stamps = (clock::format_ms(created_at), clock::format_ms(updated_at));
+    let shape = V2 {
         entity_type,
         id,
-        body: &body,
-        created_at: &clock::format_ms(created_at),
-        updated_at: &clock::format_ms(updated_at),
+        body: &Value::Null,
+        created_at: &stamps.0,
+        updated_at: &stamps.1,
     };
-    // An envelope of strings and a JSON value always serializes.
-    serde_json::to_value(&envelope).unwrap_or(Value::Null)
+    // An envelope of strings always serializes to an object.
+    let Ok(Value::Object(mut envelope)) = serde_json::to_value(&shape) else {
+        return Value::Null;
+    };
+    if let Some(slot) = envelope.get_mut("body") {
+        *slot = body;
+    }
+    Value::Object(envelope)
 }
 
 /// The v2 envelope of `body`, written straight to JSON text (the change log:
@@ -46,7 +58,7 @@ pub fn v2_text<B: serde::Serialize + ?Sized>(
     created_at: &str,
     updated_at: &str,
 ) -> ApiResult<String> {
-    serde_json::to_string(&V2 {
+    crate::http::json::to_string(&V2 {
         entity_type,
         id,
         body,

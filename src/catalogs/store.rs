@@ -13,6 +13,9 @@ use crate::listing::{FieldSql, ListQuery, Page, fetch_page};
 use crate::validate::{kind_of, optional_string, unknown_field};
 
 const COLUMNS: &str = "id, workspace_id, catalog, name, xref, owner_party, created_at, updated_at";
+
+/// The items' table, as the writer's kept rows and offers name it.
+pub const TABLE: &str = "catalog_items";
 pub const NAME_MAX: usize = 512;
 pub const XREF_MAX: usize = 256;
 
@@ -391,7 +394,7 @@ impl RefContext<'_> {
         // resolves its references before it changes any record.
         let alias = format!("{}\u{1f}{}\u{1f}{xref}", self.workspace, catalog.key());
         let found = crate::db::kept::row_by(
-            "catalog_items",
+            TABLE,
             &alias,
             |item: &CatalogItem| item.id.as_str(),
             || find_by_xref(self.conn, self.workspace, catalog, xref),

@@ -74,6 +74,7 @@ pub fn discard(state: &State) {
         .clear();
     state.items.clear();
     state.tenants.clear();
+    crate::db::offered::clear();
 }
 
 /// What one change did to its row, net over one write.
@@ -195,6 +196,14 @@ fn install_sqlite(conn: &Conn, state: &State) -> crate::db::Result<()> {
         let note = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| table.note(change)))
             .unwrap_or_else(|_| Some(Pending::unreadable(table.table)));
         if let Some(note) = note {
+            // What the write offered of this row, or of a row showing it,
+            // no longer holds (`db::offered`).
+            if let Some(key1) = &note.key1 {
+                crate::db::offered::withdraw(
+                    table.table,
+                    &crate::db::offered::row_key(key1, note.key2.as_deref()),
+                );
+            }
             notes.lock().unwrap_or_else(|p| p.into_inner()).push(note);
         }
     })
@@ -490,6 +499,7 @@ struct NewEntry {
 pub fn record(conn: &Conn, actor: &str, state: &State) -> ApiResult<Option<u64>> {
     let pending = take_notes(conn, state)?;
     if pending.is_empty() {
+        crate::db::offered::clear();
         return Ok(None);
     }
     let engine = conn.dialect().engine;
@@ -547,15 +557,18 @@ pub fn record(conn: &Conn, actor: &str, state: &State) -> ApiResult<Option<u64>>
             }
         }
     }
-    let blobs = if deletes {
-        format!(
-            "(SELECT id, size, sha256 FROM {} UNION ALL \
-             SELECT id, size, sha256 FROM {})",
-            live(engine, "blobs"),
-            gone(engine, "blobs")
-        )
-    } else {
-        live(engine, "blobs")
+    // Where renders read: made only for a record read back.
+    let blobs = || {
+        if deletes {
+            format!(
+                "(SELECT id, size, sha256 FROM {} UNION ALL \
+                 SELECT id, size, sha256 FROM {})",
+                live(engine, "blobs"),
+                gone(engine, "blobs")
+            )
+        } else {
+            live(engine, "blobs")
+        }
     };
     let tenants = &state.tenants;
     let items = &state.items;
@@ -568,12 +581,12 @@ pub fn record(conn: &Conn, actor: &str, state: &State) -> ApiResult<Option<u64>>
         let Some(source) = SOURCES.iter().find(|s| s.table == table) else {
             continue;
         };
-        let from = Tables {
+        let from = || Tables {
             table: match state {
                 Net::Deleted => newest_gone(engine, &table),
                 _ => live(engine, &table),
             },
-            blobs: blobs.clone(),
+            blobs: blobs(),
             items,
         };
         if state == Net::Deleted && engine == Engine::Sqlite && still_there(conn, source, &key)? {
@@ -583,9 +596,28 @@ pub fn record(conn: &Conn, actor: &str, state: &State) -> ApiResult<Option<u64>>
             // a failure deleted nothing.
             continue;
         }
-        let Some(rendered) = (source.render)(conn, &from, &key)? else {
-            log::warn!("change log: {table} {key:?} changed but cannot be read back");
-            continue;
+        let offered = match (state, source.offered) {
+            (Net::Created | Net::Updated, Some(shown)) => {
+                let row = crate::db::offered::row_key(&key[0], key.get(1).map(String::as_str));
+                crate::db::offered::take(source.table, &row).map(shown)
+            }
+            _ => None,
+        };
+        let rendered = match offered {
+            Some(rendered) => {
+                let rendered = rendered?;
+                if cfg!(debug_assertions) {
+                    same_as_stored(conn, source, &from(), &key, &rendered)?;
+                }
+                rendered
+            }
+            None => match (source.render)(conn, &from(), &key)? {
+                Some(rendered) => rendered,
+                None => {
+                    log::warn!("change log: {table} {key:?} changed but cannot be read back");
+                    continue;
+                }
+            },
         };
         let verb = verb(source, state, old_status.as_deref(), new_status.as_deref());
         if table == "workspaces" {
@@ -606,6 +638,7 @@ pub fn record(conn: &Conn, actor: &str, state: &State) -> ApiResult<Option<u64>>
             vendor,
         });
     }
+    crate::db::offered::clear();
     let last = append(conn, actor, entries)?;
     if deletes {
         let tables = SOURCES.iter().map(|s| s.table).chain(SHADOWED);
@@ -624,6 +657,29 @@ pub fn record(conn: &Conn, actor: &str, state: &State) -> ApiResult<Option<u64>>
         }
     }
     Ok(last)
+}
+
+/// Checks a write's offered rendering of a record against the record read
+/// back (builds with debug assertions: the test suite runs every offer
+/// through it); a difference fails the write.
+fn same_as_stored(
+    conn: &Conn,
+    source: &Source,
+    from: &Tables<'_>,
+    key: &[String],
+    offered: &Rendered,
+) -> ApiResult<()> {
+    let stored = (source.render)(conn, from, key)?;
+    match stored {
+        Some(stored) if stored == *offered => Ok(()),
+        stored => Err(crate::error::ApiError::internal(format!(
+            "change log: the write's own rendering of {} {key:?} is not the stored record: \
+             offered {}, stored {}",
+            source.table,
+            offered.record,
+            stored.map_or("nothing".to_string(), |s| s.record)
+        ))),
+    }
 }
 
 /// Appends `entries` to the log, in order; the last sequence appended, if

@@ -33,6 +33,7 @@ impl FeedName {
 }
 
 /// A changed record, rendered.
+#[derive(Debug, PartialEq)]
 pub struct Rendered {
     /// The event type's first part: `job` in `job.created`.
     pub entity: &'static str,
@@ -48,6 +49,10 @@ pub struct Rendered {
 /// Reads the row of `table` with key `key`; `table` is the live table or the
 /// copy a delete left behind (and `blobs` likewise, for attachments).
 type Render = fn(&Conn, &Tables<'_>, &[String]) -> ApiResult<Option<Rendered>>;
+
+/// Renders what a write offered of a row it wrote (`db::offered`), instead of
+/// reading the row back.
+type FromOffer = fn(Box<dyn std::any::Any>) -> ApiResult<Rendered>;
 
 /// Where a render reads from.
 pub struct Tables<'a> {
@@ -143,6 +148,8 @@ pub struct Source {
     /// `deactivated`), with the value that means inactive.
     pub status: Option<(&'static str, &'static str)>,
     pub render: Render,
+    /// The kind of rendering a write may offer (`db::offered`), if any.
+    pub offered: Option<FromOffer>,
 }
 
 /// Tables whose deleted rows are kept for the renders of the same write, but
@@ -156,6 +163,7 @@ pub const SOURCES: [Source; 7] = [
         table: "organizations",
         key: &["id"],
         status: None,
+        offered: None,
         render: |conn, from, key| {
             let Some(org) = crate::organizations::store::get_from(conn, &from.table, &key[0])?
             else {
@@ -175,6 +183,7 @@ pub const SOURCES: [Source; 7] = [
         table: "workspaces",
         key: &["id"],
         status: None,
+        offered: None,
         render: |conn, from, key| {
             let Some(ws) = crate::workspaces::store::get_from(conn, &from.table, &key[0])? else {
                 return Ok(None);
@@ -193,6 +202,7 @@ pub const SOURCES: [Source; 7] = [
         table: "catalog_items",
         key: &["id"],
         status: None,
+        offered: None,
         render: |conn, from, key| {
             let Some(item) = crate::catalogs::store::get_from(conn, &from.table, &key[0])? else {
                 return Ok(None);
@@ -219,6 +229,7 @@ pub const SOURCES: [Source; 7] = [
         table: "synonyms",
         key: &["id"],
         status: None,
+        offered: None,
         render: |conn, from, key| {
             let Some(link) = crate::catalogs::synonyms::get_from(conn, &from.table, &key[0])?
             else {
@@ -235,9 +246,22 @@ pub const SOURCES: [Source; 7] = [
         },
     },
     Source {
-        table: "documents",
+        table: crate::documents::store::TABLE,
         key: &["id"],
         status: None,
+        offered: Some(|offer| {
+            let shown = offer
+                .downcast::<std::sync::Arc<crate::documents::store::Shown>>()
+                .map_err(|_| crate::error::ApiError::internal("an offer of another type"))?;
+            document(
+                shown.kind,
+                shown.id.clone(),
+                shown.workspace_id.clone(),
+                &shown.body,
+                shown.created_at,
+                shown.updated_at,
+            )
+        }),
         render: |conn, from, key| {
             use crate::documents::store::{Stored, stored_from};
             match stored_from(conn, &from.table, &key[0])? {
@@ -281,6 +305,7 @@ pub const SOURCES: [Source; 7] = [
         table: "attachments",
         key: &["id"],
         status: None,
+        offered: None,
         render: |conn, from, key| {
             let Some(a) =
                 crate::attachments::store::get_from(conn, &from.table, &from.blobs, &key[0])?
@@ -298,9 +323,16 @@ pub const SOURCES: [Source; 7] = [
         },
     },
     Source {
-        table: "locations",
+        table: crate::locations::store::TABLE,
         key: &["catalog", "client_code"],
         status: Some(("status_code", "INACTIVE")),
+        offered: Some(|offer| {
+            let offered = offer
+                .downcast::<(crate::locations::Catalog, crate::locations::model::Location)>()
+                .map_err(|_| crate::error::ApiError::internal("an offer of another type"))?;
+            let (catalog, loc) = *offered;
+            location(catalog, loc)
+        }),
         render: |conn, from, key| {
             let Some(catalog) = crate::locations::Catalog::ALL
                 .into_iter()
@@ -310,27 +342,32 @@ pub const SOURCES: [Source; 7] = [
             };
             let found =
                 crate::locations::store::get_from(conn, &from.table, catalog.key(), &key[1])?;
-            let Some(loc) = found else {
-                return Ok(None);
-            };
-            let (entity, entity_type) = location_names(catalog);
-            Ok(Some(Rendered {
-                entity,
-                entity_type,
-                record: v2_text(
-                    entity_type,
-                    &loc.client_code,
-                    &loc,
-                    &loc.date_created,
-                    &loc.date_modified,
-                )?,
-                entity_id: loc.client_code,
-                feed: FeedName::Locations,
-                workspace_id: None,
-            }))
+            found.map(|loc| location(catalog, loc)).transpose()
         },
     },
 ];
+
+/// A location record's change.
+fn location(
+    catalog: crate::locations::Catalog,
+    loc: crate::locations::model::Location,
+) -> ApiResult<Rendered> {
+    let (entity, entity_type) = location_names(catalog);
+    Ok(Rendered {
+        entity,
+        entity_type,
+        record: v2_text(
+            entity_type,
+            &loc.client_code,
+            &loc,
+            &loc.date_created,
+            &loc.date_modified,
+        )?,
+        entity_id: loc.client_code,
+        feed: FeedName::Locations,
+        workspace_id: None,
+    })
+}
 
 /// A document's change, its body as it reads.
 fn document(

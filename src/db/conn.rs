@@ -367,6 +367,15 @@ impl Conn {
         }
     }
 
+    /// Whether every row this connection changes is seen in this process as
+    /// it changes (a row hook is set: [`Conn::on_row_change`]).
+    pub fn notes_row_changes(&self) -> bool {
+        match self {
+            Conn::Sqlite(conn) => super::preupdate::is_set(conn),
+            Conn::Pg(_) => false,
+        }
+    }
+
     /// The rowid of the row the last INSERT made on this connection.
     pub fn last_insert_rowid(&self) -> i64 {
         match self {

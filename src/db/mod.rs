@@ -17,6 +17,7 @@ pub mod kept;
 pub mod lease;
 pub mod maintenance;
 pub mod migrate;
+pub mod offered;
 pub mod pg;
 pub mod preupdate;
 pub mod stamp;

@@ -173,6 +173,12 @@ pub(super) fn set(conn: &rusqlite::Connection, hook: Hook) -> Result<(), c_int> 
     Ok(())
 }
 
+/// Whether a hook is set on `conn`.
+pub(super) fn is_set(conn: &rusqlite::Connection) -> bool {
+    // SAFETY: reads the pointer `set` keeps as client data, without using it.
+    unsafe { !ffi::sqlite3_get_clientdata(conn.handle(), KEPT_AS.as_ptr()).is_null() }
+}
+
 unsafe extern "C" fn free(arg: *mut c_void) {
     // SAFETY: a pointer `set` made with `Box::into_raw`, freed once.
     drop(unsafe { Box::from_raw(arg as *mut Hook) });

@@ -2,12 +2,14 @@
 //! (`/workspaces/{workspace_id}/jobs[/{job_id}/<kind>]`): one generic set,
 //! configured by the kind's table, and their route declarations.
 
+use std::sync::Arc;
+
 use crate::db::Conn;
 use serde_json::{Value, json};
 
 use super::kinds::{self, Field, JOB, Kind, Shape, Type};
 use super::rules::{self, Placement};
-use super::store::{self, BodyFields};
+use super::store::{self, BodyFields, Shown};
 use super::{Document, schema};
 use crate::app::{Ctx, Endpoint, session};
 use crate::catalogs::CatalogItem;
@@ -235,7 +237,7 @@ fn job(conn: &Conn, scope: &Scope, target: &Target) -> ApiResult<Option<Document
     // In a write, as the writer keeps it between writes (`db::kept`: read
     // before the write changes anything); kept for any workspace, so the
     // kept row is held to this one's.
-    crate::db::kept::row("documents", job_id, || {
+    crate::db::kept::row(store::TABLE, job_id, || {
         store::get(conn, scope.id(), &JOB, None, job_id)
     })?
     .filter(|job| job.workspace_id == scope.id() && job.kind.key == JOB.key && job.job_id.is_none())
@@ -447,7 +449,7 @@ fn create_one(
     job: Option<&Document>,
     body: serde_json::Map<String, Value>,
     resolved: &mut Resolved,
-) -> ApiResult<(Document, Vec<CatalogItem>)> {
+) -> ApiResult<Arc<Shown>> {
     let id = crate::ids::new_id();
     let (normalized, used) = prepare(conn, scope, kind, job, Subject::New(&id), body, resolved)?;
     let now = clock::now_ms();
@@ -461,7 +463,7 @@ fn create_one(
         updated_at: now,
     };
     store::insert(conn, &doc, &used)?;
-    Ok((doc, used))
+    store::shown(conn, doc, used)
 }
 
 /// Creates every item of an array in one write, in order, or none: every
@@ -475,7 +477,7 @@ fn create_many(
     job: Option<&Document>,
     items: Vec<ApiResult<serde_json::Map<String, Value>>>,
     prefix: &str,
-) -> ApiResult<Vec<(Document, Vec<CatalogItem>)>> {
+) -> ApiResult<Vec<Arc<Shown>>> {
     rules::before_create(&Placement {
         workspace: &scope.workspace,
         job,
@@ -529,20 +531,20 @@ pub async fn create(
         .map_err(|e| in_body(e, prefix))?;
     let mut answers = created
         .into_iter()
-        .map(|(doc, used)| {
-            let body = store::readable(kind, doc.body, |_| Ok(used))?;
-            Ok(match generation {
-                Generation::Older => envelope::older(&doc.id, body),
+        .map(|shown| {
+            let shown = Shown::take(shown);
+            match generation {
+                Generation::Older => envelope::older(&shown.id, shown.body),
                 Generation::V2 => envelope::v2(
                     kind.entity_type,
-                    &doc.id,
-                    body,
-                    doc.created_at,
-                    doc.updated_at,
+                    &shown.id,
+                    shown.body,
+                    shown.created_at,
+                    shown.updated_at,
                 ),
-            })
+            }
         })
-        .collect::<ApiResult<Vec<Value>>>()?;
+        .collect::<Vec<Value>>();
     if many {
         Ok(Response::json(201, &answers))
     } else {
@@ -591,14 +593,13 @@ pub async fn patch(mut ctx: Ctx, kind: &'static Kind) -> ApiResult<Response> {
                 doc.updated_at = clock::now_ms();
                 store::update(conn, &doc, &used)?;
             }
-            Ok((doc, used))
+            store::shown(conn, doc, used)
         })
         .await?;
-    let (doc, used) = answer;
-    let body = store::readable(kind, doc.body, |_| Ok(used))?;
+    let shown = Shown::take(answer);
     Ok(Response::json(
         200,
-        &shaped(kind.patch_shape, &doc.id, body),
+        &shaped(kind.patch_shape, &shown.id, shown.body),
     ))
 }
 

@@ -138,10 +138,10 @@ fn normalize_object(
     prefix: &str,
     refs: &mut References<'_, '_>,
 ) -> ApiResult<Map<String, Value>> {
-    let mut out = Map::with_capacity(map.len());
+    let mut placed = Vec::with_capacity(map.len());
     for (key, value) in map {
         let path = validate::join(prefix, key);
-        let Some(field) = fields.iter().find(|f| f.name == key) else {
+        let Some(at) = fields.iter().position(|f| f.name == key) else {
             let names = field_names(fields, prefix);
             let names: Vec<&str> = names.iter().map(String::as_str).collect();
             return Err(unknown_field(&path, &names));
@@ -149,21 +149,35 @@ fn normalize_object(
         if value.is_null() {
             continue;
         }
-        out.insert(key.clone(), normalize_value(&field.ty, value, &path, refs)?);
+        let normalized = normalize_value(&fields[at].ty, value, &path, refs)?;
+        placed.push((at, key.clone(), normalized));
     }
-    Ok(in_documented_order(fields, out))
+    Ok(ordered(placed))
 }
 
 /// The same fields, in the order the kind's table lists them, whatever order
 /// the client (or a default) put them in.
-pub fn in_documented_order(fields: &[Field], mut map: Map<String, Value>) -> Map<String, Value> {
-    let mut ordered = Map::with_capacity(map.len());
-    for field in fields {
-        if let Some(value) = map.remove(field.name) {
-            ordered.insert(field.name.to_string(), value);
-        }
-    }
-    ordered
+pub fn in_documented_order(fields: &[Field], map: Map<String, Value>) -> Map<String, Value> {
+    // The body's few entries sorted by their field's place, rather than a
+    // look-up in the body (a hash) for every field the kind has.
+    ordered(
+        map.into_iter()
+            .filter_map(|(name, value)| {
+                let at = fields.iter().position(|field| field.name == name)?;
+                Some((at, name, value))
+            })
+            .collect(),
+    )
+}
+
+/// A map of fields, each with its place in the kind's table (each place
+/// once), in the table's order.
+fn ordered(mut placed: Vec<(usize, String, Value)>) -> Map<String, Value> {
+    placed.sort_unstable_by_key(|(at, _, _)| *at);
+    placed
+        .into_iter()
+        .map(|(_, name, value)| (name, value))
+        .collect()
 }
 
 /// Whether the map's keys are fields of the table in the table's order
@@ -304,10 +318,22 @@ pub fn merge_patch(target: &mut Value, patch: &Value) {
 
 /// Every catalog record id a body refers to.
 pub fn referenced_ids(fields: &'static [Field], body: &Map<String, Value>, out: &mut Vec<String>) {
-    for field in fields {
-        if let Some(value) = body.get(field.name) {
+    for (name, value) in body {
+        if let Some(field) = field_of(fields, name, value) {
             collect(&field.ty, value, out);
         }
+    }
+}
+
+/// The field `name` of `fields`, if `value` could hold a reference: walks
+/// the body's few entries and compares names, rather than hashing every
+/// field the kind has to look it up in the body.
+fn field_of<'f>(fields: &'f [Field], name: &str, value: &Value) -> Option<&'f Field> {
+    match value {
+        Value::String(_) | Value::Object(_) | Value::Array(_) => {
+            fields.iter().find(|field| field.name == name)
+        }
+        _ => None,
     }
 }
 
@@ -328,8 +354,8 @@ pub fn expand_references(
     body: &mut Map<String, Value>,
     items: &HashMap<String, Value>,
 ) {
-    for field in fields {
-        if let Some(value) = body.get_mut(field.name) {
+    for (name, value) in body.iter_mut() {
+        if let Some(field) = field_of(fields, name, value) {
             expand(&field.ty, value, items);
         }
     }

@@ -154,7 +154,7 @@ pub fn stored_from(conn: &Conn, table: &str, id: &str) -> crate::db::Result<Opti
 
 fn body_text(doc: &Document) -> String {
     // Serialised from the map itself: no copy of the body first.
-    serde_json::to_string(&doc.body).expect("a map of JSON values always serialises")
+    crate::http::json::to_string(&doc.body).expect("a map of JSON values always serialises")
 }
 
 pub fn insert(conn: &Conn, doc: &Document, refs: &[CatalogItem]) -> ApiResult<()> {
@@ -344,6 +344,57 @@ fn scalar_paths(fields: &'static [kinds::Field], prefix: &str, out: &mut Vec<Str
 
 /// A document body as a client reads it: quality results show references as
 /// `{id, xref, name}`.
+/// A document as it reads right after a write stored it: what the write
+/// answers, and what it offers the change log (`db::offered`) so that the
+/// log's entry is rendered from it rather than from the row read back.
+#[derive(Clone, Debug)]
+pub struct Shown {
+    pub kind: &'static Kind,
+    pub id: String,
+    pub workspace_id: String,
+    /// The body as it reads (`readable`).
+    pub body: Value,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+impl Shown {
+    /// The value itself: the write's offer is dropped once the write is
+    /// recorded, so this copies nothing but in a write that was not.
+    pub fn take(shown: std::sync::Arc<Shown>) -> Shown {
+        std::sync::Arc::try_unwrap(shown).unwrap_or_else(|shared| (*shared).clone())
+    }
+}
+
+/// The table the offers of [`shown`] are made for.
+pub const TABLE: &str = "documents";
+
+/// `doc` as it reads, just stored by this write with `used`, the catalog
+/// items its body refers to (as the write read or created them); offered to
+/// the change log while neither the document nor one of those items changes
+/// again. The caller holds the only other reference once the write is
+/// recorded, so it can take the value out (`Arc::try_unwrap`).
+pub fn shown(
+    conn: &Conn,
+    doc: Document,
+    used: Vec<CatalogItem>,
+) -> ApiResult<std::sync::Arc<Shown>> {
+    let depends: Vec<(&'static str, String)> = used
+        .iter()
+        .map(|item| (crate::catalogs::store::TABLE, item.id.clone()))
+        .collect();
+    let shown = std::sync::Arc::new(Shown {
+        kind: doc.kind,
+        body: readable(doc.kind, doc.body, |_| Ok(used))?,
+        id: doc.id,
+        workspace_id: doc.workspace_id,
+        created_at: doc.created_at,
+        updated_at: doc.updated_at,
+    });
+    crate::db::offered::offer(conn, TABLE, &shown.id, depends, || shown.clone());
+    Ok(shown)
+}
+
 pub fn readable_body(conn: &Conn, doc: &Document) -> crate::db::Result<Value> {
     readable(doc.kind, doc.body.clone(), |ids| {
         crate::catalogs::store::get_many(conn, &doc.workspace_id, ids)

@@ -217,6 +217,25 @@ impl<'de> Visitor<'de> for Strict<'_> {
     }
 }
 
+/// What a record's JSON text typically takes: the buffer [`to_vec`] and
+/// [`to_string`] start with, so that serializing one does not grow it from
+/// nothing, a reallocation and a copy at each doubling.
+const TYPICAL_RECORD: usize = 1024;
+
+/// `value` as JSON text, into a buffer sized for a record.
+pub fn to_vec<T: serde::Serialize + ?Sized>(value: &T) -> serde_json::Result<Vec<u8>> {
+    let mut out = Vec::with_capacity(TYPICAL_RECORD);
+    serde_json::to_writer(&mut out, value)?;
+    Ok(out)
+}
+
+/// `value` as JSON text, into a string sized for a record.
+pub fn to_string<T: serde::Serialize + ?Sized>(value: &T) -> serde_json::Result<String> {
+    let bytes = to_vec(value)?;
+    // serde_json writes UTF-8 only.
+    String::from_utf8(bytes).map_err(serde::ser::Error::custom)
+}
+
 #[cfg(test)]
 mod tests {
     use super::parse;

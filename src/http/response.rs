@@ -27,7 +27,7 @@ fn full(bytes: Bytes) -> ResponseBody {
 impl Response {
     /// A JSON document with the given status.
     pub fn json<T: Serialize + ?Sized>(status: u16, value: &T) -> Response {
-        match serde_json::to_vec(value) {
+        match super::json::to_vec(value) {
             Ok(bytes) => Response::json_bytes(status, Bytes::from(bytes)),
             Err(err) => Response::error(&ApiError::internal(format!("serialising: {err}"))),
         }

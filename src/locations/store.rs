@@ -51,14 +51,6 @@ static SELECT_ONE: LazyLock<String> = LazyLock::new(|| {
     )
 });
 
-/// Only the write-shape fields of one record: what a PUT compares against.
-static SELECT_WRITE_FIELDS: LazyLock<String> = LazyLock::new(|| {
-    format!(
-        "SELECT {} FROM locations WHERE catalog = ?1 AND client_code = ?2",
-        WRITE_COLUMNS.join(", ")
-    )
-});
-
 /// The write-shape fields from column `first` on, borrowed from the row (no
 /// per-field allocation).
 fn fields_ref_at<'r>(
@@ -163,27 +155,80 @@ pub fn upsert(
     now: i64,
 ) -> crate::db::Result<Upserted> {
     let new = FieldsRef::from(fields);
-    // Compared while the row is current; the statement is done before the UPDATE.
+    // Compared while the row is current; the statement is done before the
+    // UPDATE. The whole row is read: what the change log shows of the record
+    // is offered from it (`offer`).
     let changed = {
-        let mut statement = conn.prepare_cached(&SELECT_WRITE_FIELDS)?;
+        let mut statement = conn.prepare_cached(&SELECT_ONE)?;
         let mut rows = statement.query(params![catalog.key(), code])?;
         match rows.next()? {
-            Some(row) => Some(fields_ref_at(&row, 0)?.differences(&new)),
+            Some(row) => match fields_ref_at(&row, 1)?.differences(&new) {
+                0 => Some(None),
+                changed => Some(Some((changed, row.get(15)?, row.get(16)?))),
+            },
             None => None,
         }
     };
     match changed {
         None => {
             insert(conn, catalog, code, fields, username, now)?;
+            offer(
+                conn,
+                catalog,
+                code,
+                fields,
+                (now, username.to_string()),
+                now,
+                username,
+            );
             Ok(Upserted::Created)
         }
-        Some(0) => Ok(Upserted::Unchanged),
-        Some(changed) => {
+        Some(None) => Ok(Upserted::Unchanged),
+        Some(Some((changed, created_at, creator))) => {
             update_changed(conn, catalog, code, changed, &new, username, now)?;
+            offer(
+                conn,
+                catalog,
+                code,
+                fields,
+                (created_at, creator),
+                now,
+                username,
+            );
             Ok(Upserted::Updated)
         }
     }
 }
+
+/// Offers the record just written, as it reads, to the change log
+/// (`db::offered`): `created` is when and by whom it was created.
+fn offer(
+    conn: &Conn,
+    catalog: Catalog,
+    code: &str,
+    fields: &LocationFields,
+    created: (i64, String),
+    now: i64,
+    username: &str,
+) {
+    let key = crate::db::offered::row_key(catalog.key(), Some(code));
+    crate::db::offered::offer(conn, TABLE, &key, [], || {
+        (
+            catalog,
+            Location {
+                client_code: code.to_string(),
+                fields: fields.clone(),
+                date_created: clock::format_ms(created.0),
+                creator: created.1,
+                date_modified: clock::format_ms(now),
+                modifier: username.to_string(),
+            },
+        )
+    });
+}
+
+/// The records' table.
+pub const TABLE: &str = "locations";
 
 fn insert(
     conn: &Conn,

@@ -1,0 +1,205 @@
+//! A write's own rendering of a row it has just written, offered to the
+//! change log's capture so that the capture need not read the row back and
+//! render it again (`changes::capture::record`). A document's create renders
+//! its body as it reads for its own answer; the capture would otherwise parse
+//! the stored body, look up its catalog references and render the same thing
+//! a second time, in the writer, for every document written.
+//!
+//! An offer is only as good as the row it shows, so it is withdrawn the
+//! moment that row, or a row it depends on (a catalog record its body shows
+//! expanded), changes again: the capture's row hook calls [`withdraw`] for
+//! every change of a covered table's row, before the change. An offer that
+//! survives to the capture's record is therefore what reading the row back
+//! would give; the capture reads back everything else, and in builds with
+//! debug assertions (the test suite) it reads back the offered rows too and
+//! fails the write if the two differ.
+//!
+//! Offers are taken only where every row change is seen in this process: on
+//! the writer's thread of a data file, whose connection carries the row hook
+//! (`Conn::notes_row_changes`). PostgreSQL's changes are noted by triggers,
+//! out of sight of the process until the capture reads the notes back, so
+//! there an offer is not even made (its payload is not built) and the
+//! capture reads every row back as before.
+//!
+//! Everything offered is dropped when the capture has recorded the write
+//! ([`clear`]) and whenever the writer rolls anything back.
+
+use std::any::Any;
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use super::Conn;
+
+/// A table and a row's key in it.
+type Row = (&'static str, String);
+
+#[derive(Default)]
+struct Offers {
+    /// The offered renderings, by row.
+    shown: HashMap<Row, Box<dyn Any>>,
+    /// For each row some offer depends on, the offered rows that depend on it.
+    dependents: HashMap<Row, Vec<Row>>,
+}
+
+thread_local! {
+    static OFFERS: RefCell<Offers> = RefCell::default();
+}
+
+/// A row's key as offers name it: its one or two key columns' values, joined
+/// by `/` (the capture's row hook names the row it sees changing the same way).
+pub fn row_key<'a>(key1: &'a str, key2: Option<&str>) -> std::borrow::Cow<'a, str> {
+    match key2 {
+        None => key1.into(),
+        Some(key2) => format!("{key1}/{key2}").into(),
+    }
+}
+
+/// Offers `render()`'s value as the rendering of the row `key` of `table`,
+/// valid while neither that row nor any row of `depends` changes. Does
+/// nothing (and does not render) where the capture would not see such a
+/// change (see the module's documentation).
+pub fn offer<V: Any>(
+    conn: &Conn,
+    table: &'static str,
+    key: &str,
+    depends: impl IntoIterator<Item = (&'static str, String)>,
+    render: impl FnOnce() -> V,
+) {
+    if super::writer::current_transaction().is_none() || !conn.notes_row_changes() {
+        return;
+    }
+    let row = (table, key.to_string());
+    let value: Box<dyn Any> = Box::new(render());
+    OFFERS.with(|offers| {
+        let mut offers = offers.borrow_mut();
+        for depend in depends {
+            offers
+                .dependents
+                .entry(depend)
+                .or_default()
+                .push(row.clone());
+        }
+        offers.shown.insert(row, value);
+    });
+}
+
+/// The row `key` of `table` is about to change: its offer, and the offers of
+/// the rows that depend on it, no longer hold.
+pub fn withdraw(table: &'static str, key: &str) {
+    OFFERS.with(|offers| {
+        let mut offers = offers.borrow_mut();
+        if offers.shown.is_empty() {
+            return;
+        }
+        let row = (table, key.to_string());
+        offers.shown.remove(&row);
+        for dependent in offers.dependents.remove(&row).unwrap_or_default() {
+            offers.shown.remove(&dependent);
+        }
+    });
+}
+
+/// Takes the offer for the row `key` of `table`, if one stands.
+pub fn take(table: &'static str, key: &str) -> Option<Box<dyn Any>> {
+    OFFERS.with(|offers| {
+        let mut offers = offers.borrow_mut();
+        if offers.shown.is_empty() {
+            return None;
+        }
+        offers.shown.remove(&(table, key.to_string()))
+    })
+}
+
+/// Drops every offer.
+pub fn clear() {
+    OFFERS.with(|offers| {
+        let mut offers = offers.borrow_mut();
+        if !offers.shown.is_empty() || !offers.dependents.is_empty() {
+            *offers = Offers::default();
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::Cell;
+
+    use super::*;
+
+    /// A connection whose row changes are seen (a row hook that does nothing).
+    fn hooked() -> Conn {
+        let conn = Conn::memory().unwrap();
+        conn.on_row_change(|_| {}).unwrap();
+        conn
+    }
+
+    /// Runs `test` on a thread of its own that counts as the writer's.
+    fn as_writer(test: impl FnOnce() + Send + 'static) {
+        std::thread::spawn(|| {
+            crate::db::writer::act_as_writer();
+            test();
+        })
+        .join()
+        .unwrap();
+    }
+
+    fn taken(table: &'static str, key: &str) -> Option<u32> {
+        take(table, key).map(|offer| *offer.downcast::<u32>().unwrap())
+    }
+
+    #[test]
+    fn nothing_is_offered_off_the_writer_or_where_changes_go_unseen() {
+        let rendered = Cell::new(0);
+        let render = || {
+            rendered.set(rendered.get() + 1);
+            1_u32
+        };
+        offer(&hooked(), "documents", "d", [], render);
+        assert_eq!(taken("documents", "d"), None);
+        as_writer(|| {
+            let rendered = Cell::new(0);
+            let unhooked = Conn::memory().unwrap();
+            offer(&unhooked, "documents", "d", [], || {
+                rendered.set(1);
+                1_u32
+            });
+            assert_eq!(taken("documents", "d"), None);
+            assert_eq!(
+                rendered.get(),
+                0,
+                "an offer nobody may take is not rendered"
+            );
+        });
+        assert_eq!(rendered.get(), 0);
+    }
+
+    #[test]
+    fn an_offer_stands_until_its_row_or_a_row_it_shows_changes() {
+        as_writer(|| {
+            let conn = hooked();
+            let item = |id: &str| ("catalog_items", id.to_string());
+            offer(&conn, "documents", "a", [item("i1"), item("i2")], || 1_u32);
+            offer(&conn, "documents", "b", [item("i2")], || 2_u32);
+            offer(&conn, "documents", "c", [item("i3")], || 3_u32);
+            offer(&conn, "locations", "ports/NLRTM", [], || 4_u32);
+            // Another table's row of the same key is another row.
+            withdraw("catalog_items", "a");
+            withdraw("locations", "ports/NLRTM2");
+            // An item two documents show: both offers go.
+            withdraw("catalog_items", "i2");
+            assert_eq!(taken("documents", "a"), None);
+            assert_eq!(taken("documents", "b"), None);
+            withdraw("documents", "c");
+            assert_eq!(taken("documents", "c"), None);
+            assert_eq!(
+                taken("locations", &row_key("ports", Some("NLRTM"))),
+                Some(4)
+            );
+            // Taken once.
+            assert_eq!(taken("locations", "ports/NLRTM"), None);
+            offer(&conn, "documents", "d", [], || 5_u32);
+            clear();
+            assert_eq!(taken("documents", "d"), None);
+        });
+    }
+}
