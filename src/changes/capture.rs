@@ -198,11 +198,12 @@ fn install_sqlite(conn: &Conn, state: &State) -> crate::db::Result<()> {
         if let Some(note) = note {
             // What the write offered of this row, or of a row showing it,
             // no longer holds (`db::offered`).
-            if let Some(key1) = &note.key1 {
-                crate::db::offered::withdraw(
-                    table.table,
-                    &crate::db::offered::row_key(key1, note.key2.as_deref()),
-                );
+            match (&note.key1, &note.key2) {
+                (Some(key1), None) => crate::db::offered::withdraw(table.table, &[key1]),
+                (Some(key1), Some(key2)) => {
+                    crate::db::offered::withdraw(table.table, &[key1, key2])
+                }
+                (None, _) => {}
             }
             notes.lock().unwrap_or_else(|p| p.into_inner()).push(note);
         }
@@ -273,10 +274,10 @@ impl Covered {
             RowOp::Delete => "d",
         };
         Some(Pending {
-            table: self.table.to_string(),
+            table: self.table,
             key1,
             key2,
-            op: op.to_string(),
+            op,
             old_status,
             new_status,
             copy,
@@ -420,17 +421,18 @@ fn postgres_install() -> String {
 }
 
 /// A covered table and a row's key in it.
-type RowKey = (String, Vec<String>);
+type RowKey = (&'static str, Vec<String>);
 /// The net effect on one row so far (`None`: none at all), with its status
 /// before the write and after it.
 type Effect = (Option<Net>, Option<String>, Option<String>);
 
 /// One noted change.
 struct Pending {
-    table: String,
+    table: &'static str,
     key1: Option<String>,
     key2: Option<String>,
-    op: String,
+    /// `c`, `u`, `d`; `s` for a shadowed table's delete; [`UNREADABLE`].
+    op: &'static str,
     old_status: Option<String>,
     new_status: Option<String>,
     /// A deleted row's values, for its copy (SQLite; PostgreSQL's trigger
@@ -440,12 +442,12 @@ struct Pending {
 
 impl Pending {
     /// A change whose row could not be read.
-    fn unreadable(table: &str) -> Pending {
+    fn unreadable(table: &'static str) -> Pending {
         Pending {
-            table: table.to_string(),
+            table,
             key1: None,
             key2: None,
-            op: UNREADABLE.to_string(),
+            op: UNREADABLE,
             old_status: None,
             new_status: None,
             copy: None,
@@ -455,6 +457,9 @@ impl Pending {
 
 /// The `op` of a change whose row could not be read.
 const UNREADABLE: &str = "!";
+
+/// What an unreadable note names when even its table is not one of ours.
+const UNKNOWN_TABLE: &str = "a table the capture does not cover";
 
 /// Takes what the current write noted, in the order noted: from memory
 /// (SQLite), or from the session's `change_notes` in one round trip
@@ -472,11 +477,23 @@ fn take_notes(conn: &Conn, state: &State) -> crate::db::Result<Vec<Pending>> {
                  SELECT tbl, key1, key2, op, old_status, new_status FROM taken ORDER BY n",
             )?
             .query_map([], |row| {
+                let table: String = row.get(0)?;
+                let op: String = row.get(3)?;
+                // Named as the hook names them (static names, no copy per note).
+                let known = SOURCES
+                    .iter()
+                    .map(|s| s.table)
+                    .chain(SHADOWED)
+                    .find(|t| *t == table);
+                let op = ["c", "u", "d", "s"].into_iter().find(|o| *o == op);
+                let (Some(table), Some(op)) = (known, op) else {
+                    return Ok(Pending::unreadable(UNKNOWN_TABLE));
+                };
                 Ok(Pending {
-                    table: row.get(0)?,
+                    table,
                     key1: row.get(1)?,
                     key2: row.get(2)?,
-                    op: row.get(3)?,
+                    op,
                     old_status: row.get(4)?,
                     new_status: row.get(5)?,
                     copy: None,
@@ -512,20 +529,20 @@ pub fn record(conn: &Conn, actor: &str, state: &State) -> ApiResult<Option<u64>>
     copy_deleted(conn, state, &pending)?;
     // One entry per record, in the order the write first touched them, with
     // the net effect of all it did to the record.
-    let mut order: Vec<(String, Vec<String>)> = Vec::new();
+    let mut order: Vec<RowKey> = Vec::new();
     let mut net: HashMap<RowKey, Effect> = HashMap::new();
     let mut deletes = false;
     for p in pending {
         // What the writer keeps of the row is no longer true (`db::kept`).
         if let Some(id) = &p.key1 {
-            crate::db::kept::forget(&p.table, id);
+            crate::db::kept::forget(p.table, id);
         }
         let mut key = vec![p.key1.unwrap_or_default()];
         if let Some(k2) = p.key2 {
             key.push(k2);
         }
         let id = (p.table, key);
-        let op = match p.op.as_str() {
+        let op = match p.op {
             "c" => Net::Created,
             "u" => Net::Updated,
             "d" => Net::Deleted,
@@ -583,8 +600,8 @@ pub fn record(conn: &Conn, actor: &str, state: &State) -> ApiResult<Option<u64>>
         };
         let from = || Tables {
             table: match state {
-                Net::Deleted => newest_gone(engine, &table),
-                _ => live(engine, &table),
+                Net::Deleted => newest_gone(engine, table),
+                _ => live(engine, table),
             },
             blobs: blobs(),
             items,
@@ -598,8 +615,8 @@ pub fn record(conn: &Conn, actor: &str, state: &State) -> ApiResult<Option<u64>>
         }
         let offered = match (state, source.offered) {
             (Net::Created | Net::Updated, Some(shown)) => {
-                let row = crate::db::offered::row_key(&key[0], key.get(1).map(String::as_str));
-                crate::db::offered::take(source.table, &row).map(shown)
+                let key: Vec<&str> = key.iter().map(String::as_str).collect();
+                crate::db::offered::take(source.table, &key).map(shown)
             }
             _ => None,
         };

@@ -45,30 +45,28 @@ thread_local! {
     static OFFERS: RefCell<Offers> = RefCell::default();
 }
 
-/// A row's key as offers name it: its one or two key columns' values, joined
-/// by `/` (the capture's row hook names the row it sees changing the same way).
-pub fn row_key<'a>(key1: &'a str, key2: Option<&str>) -> std::borrow::Cow<'a, str> {
-    match key2 {
-        None => key1.into(),
-        Some(key2) => format!("{key1}/{key2}").into(),
-    }
+/// The row `key` (the values of its one or two key columns) of `table`, as
+/// the map holds it: the values joined by `/`. Built only when some offer
+/// stands.
+fn row(table: &'static str, key: &[&str]) -> Row {
+    (table, key.join("/"))
 }
 
 /// Offers `render()`'s value as the rendering of the row `key` of `table`,
-/// valid while neither that row nor any row of `depends` changes. Does
-/// nothing (and does not render) where the capture would not see such a
-/// change (see the module's documentation).
+/// valid while neither that row nor any row of `depends` (a table and a
+/// one-column key) changes. Does nothing (and does not render) where the
+/// capture would not see such a change (see the module's documentation).
 pub fn offer<V: Any>(
     conn: &Conn,
     table: &'static str,
-    key: &str,
+    key: &[&str],
     depends: impl IntoIterator<Item = (&'static str, String)>,
     render: impl FnOnce() -> V,
 ) {
     if super::writer::current_transaction().is_none() || !conn.notes_row_changes() {
         return;
     }
-    let row = (table, key.to_string());
+    let row = row(table, key);
     let value: Box<dyn Any> = Box::new(render());
     OFFERS.with(|offers| {
         let mut offers = offers.borrow_mut();
@@ -85,13 +83,13 @@ pub fn offer<V: Any>(
 
 /// The row `key` of `table` is about to change: its offer, and the offers of
 /// the rows that depend on it, no longer hold.
-pub fn withdraw(table: &'static str, key: &str) {
+pub fn withdraw(table: &'static str, key: &[&str]) {
     OFFERS.with(|offers| {
         let mut offers = offers.borrow_mut();
         if offers.shown.is_empty() {
             return;
         }
-        let row = (table, key.to_string());
+        let row = row(table, key);
         offers.shown.remove(&row);
         for dependent in offers.dependents.remove(&row).unwrap_or_default() {
             offers.shown.remove(&dependent);
@@ -100,13 +98,13 @@ pub fn withdraw(table: &'static str, key: &str) {
 }
 
 /// Takes the offer for the row `key` of `table`, if one stands.
-pub fn take(table: &'static str, key: &str) -> Option<Box<dyn Any>> {
+pub fn take(table: &'static str, key: &[&str]) -> Option<Box<dyn Any>> {
     OFFERS.with(|offers| {
         let mut offers = offers.borrow_mut();
         if offers.shown.is_empty() {
             return None;
         }
-        offers.shown.remove(&(table, key.to_string()))
+        offers.shown.remove(&row(table, key))
     })
 }
 
@@ -143,7 +141,7 @@ mod tests {
         .unwrap();
     }
 
-    fn taken(table: &'static str, key: &str) -> Option<u32> {
+    fn taken(table: &'static str, key: &[&str]) -> Option<u32> {
         take(table, key).map(|offer| *offer.downcast::<u32>().unwrap())
     }
 
@@ -154,16 +152,16 @@ mod tests {
             rendered.set(rendered.get() + 1);
             1_u32
         };
-        offer(&hooked(), "documents", "d", [], render);
-        assert_eq!(taken("documents", "d"), None);
+        offer(&hooked(), "documents", &["d"], [], render);
+        assert_eq!(taken("documents", &["d"]), None);
         as_writer(|| {
             let rendered = Cell::new(0);
             let unhooked = Conn::memory().unwrap();
-            offer(&unhooked, "documents", "d", [], || {
+            offer(&unhooked, "documents", &["d"], [], || {
                 rendered.set(1);
                 1_u32
             });
-            assert_eq!(taken("documents", "d"), None);
+            assert_eq!(taken("documents", &["d"]), None);
             assert_eq!(
                 rendered.get(),
                 0,
@@ -178,28 +176,27 @@ mod tests {
         as_writer(|| {
             let conn = hooked();
             let item = |id: &str| ("catalog_items", id.to_string());
-            offer(&conn, "documents", "a", [item("i1"), item("i2")], || 1_u32);
-            offer(&conn, "documents", "b", [item("i2")], || 2_u32);
-            offer(&conn, "documents", "c", [item("i3")], || 3_u32);
-            offer(&conn, "locations", "ports/NLRTM", [], || 4_u32);
+            offer(&conn, "documents", &["a"], [item("i1"), item("i2")], || {
+                1_u32
+            });
+            offer(&conn, "documents", &["b"], [item("i2")], || 2_u32);
+            offer(&conn, "documents", &["c"], [item("i3")], || 3_u32);
+            offer(&conn, "locations", &["ports", "NLRTM"], [], || 4_u32);
             // Another table's row of the same key is another row.
-            withdraw("catalog_items", "a");
-            withdraw("locations", "ports/NLRTM2");
+            withdraw("catalog_items", &["a"]);
+            withdraw("locations", &["ports", "NLRTM2"]);
             // An item two documents show: both offers go.
-            withdraw("catalog_items", "i2");
-            assert_eq!(taken("documents", "a"), None);
-            assert_eq!(taken("documents", "b"), None);
-            withdraw("documents", "c");
-            assert_eq!(taken("documents", "c"), None);
-            assert_eq!(
-                taken("locations", &row_key("ports", Some("NLRTM"))),
-                Some(4)
-            );
+            withdraw("catalog_items", &["i2"]);
+            assert_eq!(taken("documents", &["a"]), None);
+            assert_eq!(taken("documents", &["b"]), None);
+            withdraw("documents", &["c"]);
+            assert_eq!(taken("documents", &["c"]), None);
+            assert_eq!(taken("locations", &["ports", "NLRTM"]), Some(4));
             // Taken once.
-            assert_eq!(taken("locations", "ports/NLRTM"), None);
-            offer(&conn, "documents", "d", [], || 5_u32);
+            assert_eq!(taken("locations", &["ports", "NLRTM"]), None);
+            offer(&conn, "documents", &["d"], [], || 5_u32);
             clear();
-            assert_eq!(taken("documents", "d"), None);
+            assert_eq!(taken("documents", &["d"]), None);
         });
     }
 }

@@ -391,7 +391,7 @@ pub fn shown(
         created_at: doc.created_at,
         updated_at: doc.updated_at,
     });
-    crate::db::offered::offer(conn, TABLE, &shown.id, depends, || shown.clone());
+    crate::db::offered::offer(conn, TABLE, &[&shown.id], depends, || shown.clone());
     Ok(shown)
 }
 

@@ -211,8 +211,7 @@ fn offer(
     now: i64,
     username: &str,
 ) {
-    let key = crate::db::offered::row_key(catalog.key(), Some(code));
-    crate::db::offered::offer(conn, TABLE, &key, [], || {
+    crate::db::offered::offer(conn, TABLE, &[catalog.key(), code], [], || {
         (
             catalog,
             Location {
