@@ -165,6 +165,7 @@ mod tests {
     use std::cell::Cell;
 
     use super::*;
+    use crate::db::writer::as_writer;
 
     /// A read that counts its calls and finds `found`.
     fn counted<'a>(
@@ -175,16 +176,6 @@ mod tests {
             calls.set(calls.get() + 1);
             Ok(found.map(String::from))
         }
-    }
-
-    /// Runs `test` on a thread of its own that counts as the writer's.
-    fn as_writer(test: impl FnOnce() + Send + 'static) {
-        std::thread::spawn(|| {
-            crate::db::writer::act_as_writer();
-            test();
-        })
-        .join()
-        .unwrap();
     }
 
     #[test]

@@ -123,22 +123,13 @@ mod tests {
     use std::cell::Cell;
 
     use super::*;
+    use crate::db::writer::as_writer;
 
     /// A connection whose row changes are seen (a row hook that does nothing).
     fn hooked() -> Conn {
         let conn = Conn::memory().unwrap();
         conn.on_row_change(|_| {}).unwrap();
         conn
-    }
-
-    /// Runs `test` on a thread of its own that counts as the writer's.
-    fn as_writer(test: impl FnOnce() + Send + 'static) {
-        std::thread::spawn(|| {
-            crate::db::writer::act_as_writer();
-            test();
-        })
-        .join()
-        .unwrap();
     }
 
     fn taken(table: &'static str, key: &[&str]) -> Option<u32> {

@@ -215,11 +215,17 @@ pub fn current_transaction() -> Option<u64> {
     (id != 0).then_some(id)
 }
 
-/// Makes the calling thread count as the writer's inside a transaction
-/// (unit tests of what only the writer does, `db::kept`).
+/// Runs `test` on a thread of its own that counts as the writer's inside a
+/// transaction (unit tests of what only the writer does: `db::kept`,
+/// `db::offered`).
 #[cfg(test)]
-pub(crate) fn act_as_writer() {
-    TRANSACTION.with(|t| t.set(1));
+pub(crate) fn as_writer(test: impl FnOnce() + Send + 'static) {
+    std::thread::spawn(|| {
+        TRANSACTION.with(|t| t.set(1));
+        test();
+    })
+    .join()
+    .unwrap();
 }
 
 #[derive(Clone)]
