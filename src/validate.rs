@@ -223,7 +223,9 @@ pub fn optional_number_below(
         Value::Number(n) => {
             let f = n.as_f64().unwrap_or(f64::NAN);
             if f >= min && f < below {
-                Ok(Some(f))
+                // `-0` is zero: stored as SQLite stores it (the integer 0,
+                // read back as `0.0`), never answered as `-0.0`.
+                Ok(Some(f + 0.0))
             } else {
                 Err(ApiError::invalid(
                     path,

@@ -193,9 +193,8 @@ fn install_sqlite(conn: &Conn, state: &State) -> crate::db::Result<()> {
         };
         // A panic here must not lose the change: it is noted as unreadable,
         // which fails the write's batch.
-        let note = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| table.note(change)))
-            .unwrap_or_else(|_| Some(Pending::unreadable(table.table)));
-        if let Some(note) = note {
+        let note = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let note = table.note(change)?;
             // What the write offered of this row, or of a row showing it,
             // no longer holds (`db::offered`).
             match (&note.key1, &note.key2) {
@@ -205,9 +204,15 @@ fn install_sqlite(conn: &Conn, state: &State) -> crate::db::Result<()> {
                 }
                 (None, _) => {}
             }
+            Some(note)
+        }))
+        .unwrap_or_else(|_| Some(Pending::unreadable(table.table)));
+        if let Some(note) = note {
             notes.lock().unwrap_or_else(|p| p.into_inner()).push(note);
         }
-    })
+    })?;
+    // The hook above withdraws every offer of a row it sees change.
+    conn.withdraw_offers()
 }
 
 /// A covered table as SQLite's row hook reads it (column positions).
@@ -458,9 +463,6 @@ impl Pending {
 /// The `op` of a change whose row could not be read.
 const UNREADABLE: &str = "!";
 
-/// What an unreadable note names when even its table is not one of ours.
-const UNKNOWN_TABLE: &str = "a table the capture does not cover";
-
 /// Takes what the current write noted, in the order noted: from memory
 /// (SQLite), or from the session's `change_notes` in one round trip
 /// (PostgreSQL; the rows' deletion is part of the transaction, so a batch
@@ -487,9 +489,11 @@ fn take_notes(conn: &Conn, state: &State) -> crate::db::Result<Vec<Pending>> {
                     .find(|t| *t == table);
                 let op = ["c", "u", "d", "s"].into_iter().find(|o| *o == op);
                 let (Some(table), Some(op)) = (known, op) else {
-                    return Ok(Pending::unreadable(UNKNOWN_TABLE));
+                    // A table or step this build does not cover (another
+                    // build's trigger): nothing it renders, as before.
+                    return Ok(None);
                 };
-                Ok(Pending {
+                Ok(Some(Pending {
                     table,
                     key1: row.get(1)?,
                     key2: row.get(2)?,
@@ -497,8 +501,9 @@ fn take_notes(conn: &Conn, state: &State) -> crate::db::Result<Vec<Pending>> {
                     old_status: row.get(4)?,
                     new_status: row.get(5)?,
                     copy: None,
-                })
+                }))
             })?
+            .filter_map(Result::transpose)
             .collect(),
     }
 }
@@ -514,9 +519,16 @@ struct NewEntry {
 /// Turns what the current write noted into change entries by `actor`; returns
 /// the last sequence appended, if any. Runs in the write's transaction.
 pub fn record(conn: &Conn, actor: &str, state: &State) -> ApiResult<Option<u64>> {
+    // Whatever the write offered is dropped when this returns, on every path.
+    struct DropOffers;
+    impl Drop for DropOffers {
+        fn drop(&mut self) {
+            crate::db::offered::clear();
+        }
+    }
+    let _offers = DropOffers;
     let pending = take_notes(conn, state)?;
     if pending.is_empty() {
-        crate::db::offered::clear();
         return Ok(None);
     }
     let engine = conn.dialect().engine;
@@ -553,7 +565,7 @@ pub fn record(conn: &Conn, actor: &str, state: &State) -> ApiResult<Option<u64>>
             }
         };
         deletes |= op == Net::Deleted;
-        if id.0 == "catalog_items" {
+        if id.0 == crate::catalogs::store::TABLE {
             state.items.forget(&id.1[0]);
         }
         match net.get_mut(&id) {
@@ -655,7 +667,6 @@ pub fn record(conn: &Conn, actor: &str, state: &State) -> ApiResult<Option<u64>>
             vendor,
         });
     }
-    crate::db::offered::clear();
     let last = append(conn, actor, entries)?;
     if deletes {
         let tables = SOURCES.iter().map(|s| s.table).chain(SHADOWED);

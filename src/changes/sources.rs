@@ -199,7 +199,7 @@ pub const SOURCES: [Source; 7] = [
         },
     },
     Source {
-        table: "catalog_items",
+        table: crate::catalogs::store::TABLE,
         key: &["id"],
         status: None,
         offered: None,

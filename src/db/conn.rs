@@ -367,11 +367,27 @@ impl Conn {
         }
     }
 
-    /// Whether every row this connection changes is seen in this process as
-    /// it changes (a row hook is set: [`Conn::on_row_change`]).
-    pub fn notes_row_changes(&self) -> bool {
+    /// Declares that the row hook set on this connection
+    /// ([`Conn::on_row_change`]) withdraws the `db::offered` offer of every
+    /// row it sees about to change, so that offers made on it may be taken
+    /// (the change log's capture, `changes::capture`). Setting another hook
+    /// takes the declaration back.
+    pub fn withdraw_offers(&self) -> Result<()> {
         match self {
-            Conn::Sqlite(conn) => super::preupdate::is_set(conn),
+            Conn::Sqlite(conn) => super::preupdate::withdraw_offers(conn).map_err(|code| {
+                rusqlite::Error::SqliteFailure(rusqlite::ffi::Error::new(code), None).into()
+            }),
+            Conn::Pg(_) => Err(Error::Unsupported(
+                "an in-process row hook (PostgreSQL's triggers are PL/pgSQL)",
+            )),
+        }
+    }
+
+    /// Whether this connection's row hook withdraws offers
+    /// ([`Conn::withdraw_offers`]).
+    pub fn withdraws_offers(&self) -> bool {
+        match self {
+            Conn::Sqlite(conn) => super::preupdate::withdraws_offers(conn),
             Conn::Pg(_) => false,
         }
     }

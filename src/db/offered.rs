@@ -15,8 +15,8 @@
 //! fails the write if the two differ.
 //!
 //! Offers are taken only where every row change is seen in this process: on
-//! the writer's thread of a data file, whose connection carries the row hook
-//! (`Conn::notes_row_changes`). PostgreSQL's changes are noted by triggers,
+//! the writer's thread of a data file, whose connection carries the capture's
+//! row hook, which says that it withdraws offers (`Conn::withdraw_offers`). PostgreSQL's changes are noted by triggers,
 //! out of sight of the process until the capture reads the notes back, so
 //! there an offer is not even made (its payload is not built) and the
 //! capture reads every row back as before.
@@ -63,7 +63,7 @@ pub fn offer<V: Any>(
     depends: impl IntoIterator<Item = (&'static str, String)>,
     render: impl FnOnce() -> V,
 ) {
-    if super::writer::current_transaction().is_none() || !conn.notes_row_changes() {
+    if super::writer::current_transaction().is_none() || !conn.withdraws_offers() {
         return;
     }
     let row = row(table, key);
@@ -125,10 +125,12 @@ mod tests {
     use super::*;
     use crate::db::writer::as_writer;
 
-    /// A connection whose row changes are seen (a row hook that does nothing).
+    /// A connection whose row hook says it withdraws offers (the test
+    /// withdraws them itself).
     fn hooked() -> Conn {
         let conn = Conn::memory().unwrap();
         conn.on_row_change(|_| {}).unwrap();
+        conn.withdraw_offers().unwrap();
         conn
     }
 
@@ -148,16 +150,23 @@ mod tests {
         as_writer(|| {
             let rendered = Cell::new(0);
             let unhooked = Conn::memory().unwrap();
-            offer(&unhooked, "documents", &["d"], [], || {
-                rendered.set(1);
-                1_u32
-            });
-            assert_eq!(taken("documents", &["d"]), None);
-            assert_eq!(
-                rendered.get(),
-                0,
-                "an offer nobody may take is not rendered"
-            );
+            // A hook that does not say it withdraws offers, and one set
+            // after the one that said so: offers would go unchecked.
+            let silent = Conn::memory().unwrap();
+            silent.on_row_change(|_| {}).unwrap();
+            let replaced = hooked();
+            replaced.on_row_change(|_| {}).unwrap();
+            for conn in [&unhooked, &silent, &replaced] {
+                offer(conn, "documents", &["d"], [], || {
+                    rendered.set(1);
+                    1_u32
+                });
+                assert_eq!(taken("documents", &["d"]), None);
+            }
+            let nobody = "an offer nobody may take is not rendered";
+            assert_eq!(rendered.get(), 0, "{nobody}");
+            offer(&hooked(), "documents", &["d"], [], || 2_u32);
+            assert_eq!(taken("documents", &["d"]), Some(2));
         });
         assert_eq!(rendered.get(), 0);
     }

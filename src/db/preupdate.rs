@@ -154,6 +154,8 @@ const KEPT_AS: &CStr = c"quayside.preupdate";
 /// that must not lose a row catches its own). Fails only when SQLite cannot
 /// keep the hook (out of memory); nothing is set then.
 pub(super) fn set(conn: &rusqlite::Connection, hook: Hook) -> Result<(), c_int> {
+    // A new hook withdraws offers only once it says so.
+    mark(conn, std::ptr::null_mut())?;
     let arg = Box::into_raw(Box::new(hook));
     // SAFETY: `arg` is kept as the connection's client data first, which
     // frees it when the connection closes or a later `set` replaces it. If
@@ -173,10 +175,36 @@ pub(super) fn set(conn: &rusqlite::Connection, hook: Hook) -> Result<(), c_int> 
     Ok(())
 }
 
-/// Whether a hook is set on `conn`.
-pub(super) fn is_set(conn: &rusqlite::Connection) -> bool {
-    // SAFETY: reads the pointer `set` keeps as client data, without using it.
-    unsafe { !ffi::sqlite3_get_clientdata(conn.handle(), KEPT_AS.as_ptr()).is_null() }
+/// The name of the mark [`withdraw_offers`] sets as the connection's client
+/// data (a pointer to a static, never freed).
+const WITHDRAWS_OFFERS: &CStr = c"quayside.withdraws-offers";
+
+/// The mark's target: any address that is not null.
+static MARK: u8 = 1;
+
+/// Marks `conn`'s hook as one that withdraws `db::offered` offers of every
+/// row it sees change (the change log's capture does). A hook set later
+/// clears the mark ([`set`]).
+pub(super) fn withdraw_offers(conn: &rusqlite::Connection) -> Result<(), c_int> {
+    mark(conn, (&raw const MARK).cast_mut().cast())
+}
+
+/// Whether `conn`'s hook withdraws offers ([`withdraw_offers`]).
+pub(super) fn withdraws_offers(conn: &rusqlite::Connection) -> bool {
+    // SAFETY: reads the pointer kept as client data, without using it.
+    unsafe { !ffi::sqlite3_get_clientdata(conn.handle(), WITHDRAWS_OFFERS.as_ptr()).is_null() }
+}
+
+fn mark(conn: &rusqlite::Connection, to: *mut c_void) -> Result<(), c_int> {
+    // SAFETY: a pointer to a static (or null), with no destructor: SQLite
+    // only keeps it.
+    let kept =
+        unsafe { ffi::sqlite3_set_clientdata(conn.handle(), WITHDRAWS_OFFERS.as_ptr(), to, None) };
+    if kept == ffi::SQLITE_OK {
+        Ok(())
+    } else {
+        Err(kept)
+    }
 }
 
 unsafe extern "C" fn free(arg: *mut c_void) {

@@ -342,8 +342,6 @@ fn scalar_paths(fields: &'static [kinds::Field], prefix: &str, out: &mut Vec<Str
     }
 }
 
-/// A document body as a client reads it: quality results show references as
-/// `{id, xref, name}`.
 /// A document as it reads right after a write stored it: what the write
 /// answers, and what it offers the change log (`db::offered`) so that the
 /// log's entry is rendered from it rather than from the row read back.
@@ -395,6 +393,8 @@ pub fn shown(
     Ok(shown)
 }
 
+/// A document body as a client reads it: quality results show references as
+/// `{id, xref, name}`.
 pub fn readable_body(conn: &Conn, doc: &Document) -> crate::db::Result<Value> {
     readable(doc.kind, doc.body.clone(), |ids| {
         crate::catalogs::store::get_many(conn, &doc.workspace_id, ids)

@@ -366,3 +366,40 @@ fn a_replacement_changing_each_field_in_turn_stores_exactly_that_field() {
     let old = server.get(&format!("{PORTS}?name=Aarhus"), &key).json();
     assert_eq!(old["totalResultsAvailable"], 0);
 }
+
+/// Negative zero seconds are zero: stored as SQLite stores it, and answered,
+/// read and recorded in the change log as `0.0`, never `-0.0` (the change
+/// log's entry is what a read of the record gives).
+#[test]
+fn negative_zero_seconds_are_zero_in_the_answer_the_read_and_the_change_log() {
+    let server = Server::start();
+    let api = Api::admin(&server);
+    let mut body = full_body("Zero");
+    body["latitudeSec"] = json!(-0.0);
+    body["longitudeSec"] = json!(-0.0);
+    assert_eq!(body["latitudeSec"].to_string(), "-0.0");
+    let answer = api.create(PORTS, "NLZRO", &body);
+    let record = api.read(PORTS, "NLZRO");
+    let reply = server.get("/api/rest/1.0/changes?since=0", &api.key);
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    let changes = reply.json()["changes"].as_array().unwrap().clone();
+    let logged = changes
+        .iter()
+        .find(|c| c["entity_id"] == "NLZRO")
+        .unwrap_or_else(|| panic!("no change for NLZRO in {changes:?}"));
+    assert_eq!(logged["type"], "port.created");
+    for (what, shown) in [
+        ("the answer", &answer),
+        ("the read", &record),
+        ("the change", &logged["record"]["body"]),
+    ] {
+        for field in ["latitudeSec", "longitudeSec"] {
+            assert_eq!(
+                shown[field].to_string(),
+                "0.0",
+                "{what}: {field} in {shown}"
+            );
+        }
+    }
+    assert_eq!(logged["record"]["body"], record);
+}
