@@ -16,10 +16,10 @@
 //!
 //! Offers are taken only where every row change is seen in this process: on
 //! the writer's thread of a data file, whose connection carries the capture's
-//! row hook, which says that it withdraws offers (`Conn::withdraw_offers`). PostgreSQL's changes are noted by triggers,
-//! out of sight of the process until the capture reads the notes back, so
-//! there an offer is not even made (its payload is not built) and the
-//! capture reads every row back as before.
+//! row hook, which says that it withdraws offers (`Conn::withdraw_offers`).
+//! PostgreSQL's changes are noted by triggers, out of sight of the process
+//! until the capture reads the notes back, so there an offer is not even made
+//! (its payload is not built) and the capture reads every row back as before.
 //!
 //! Everything offered is dropped when the capture has recorded the write
 //! ([`clear`]) and whenever the writer rolls anything back.
