@@ -352,9 +352,7 @@ impl Conn {
     {
         match self {
             Conn::Sqlite(conn) => {
-                super::preupdate::set(conn, Box::new(hook)).map_err(|code| {
-                    rusqlite::Error::SqliteFailure(rusqlite::ffi::Error::new(code), None)
-                })?;
+                super::preupdate::set(conn, Box::new(hook))?;
                 // Statements prepared before were compiled for a connection
                 // without a hook (SQLite may, for one, clear a table in one
                 // step rather than row by row): prepare them afresh.
@@ -374,9 +372,7 @@ impl Conn {
     /// takes the declaration back.
     pub fn withdraw_offers(&self) -> Result<()> {
         match self {
-            Conn::Sqlite(conn) => super::preupdate::withdraw_offers(conn).map_err(|code| {
-                rusqlite::Error::SqliteFailure(rusqlite::ffi::Error::new(code), None).into()
-            }),
+            Conn::Sqlite(conn) => Ok(super::preupdate::withdraw_offers(conn)?),
             Conn::Pg(_) => Err(Error::Unsupported(
                 "an in-process row hook (PostgreSQL's triggers are PL/pgSQL)",
             )),

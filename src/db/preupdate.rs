@@ -153,7 +153,7 @@ const KEPT_AS: &CStr = c"quayside.preupdate";
 /// replaces a hook set before. A panic in `hook` is caught and logged (a hook
 /// that must not lose a row catches its own). Fails only when SQLite cannot
 /// keep the hook (out of memory); nothing is set then.
-pub(super) fn set(conn: &rusqlite::Connection, hook: Hook) -> Result<(), c_int> {
+pub(super) fn set(conn: &rusqlite::Connection, hook: Hook) -> rusqlite::Result<()> {
     // A new hook withdraws offers only once it says so.
     mark(conn, std::ptr::null_mut())?;
     let arg = Box::into_raw(Box::new(hook));
@@ -166,10 +166,12 @@ pub(super) fn set(conn: &rusqlite::Connection, hook: Hook) -> Result<(), c_int> 
     // SQLite never calls a freed hook.
     unsafe {
         let db = conn.handle();
-        let kept = ffi::sqlite3_set_clientdata(db, KEPT_AS.as_ptr(), arg.cast(), Some(free));
-        if kept != ffi::SQLITE_OK {
-            return Err(kept);
-        }
+        checked(ffi::sqlite3_set_clientdata(
+            db,
+            KEPT_AS.as_ptr(),
+            arg.cast(),
+            Some(free),
+        ))?;
         sqlite3_preupdate_hook(db, Some(call), arg.cast());
     }
     Ok(())
@@ -185,7 +187,7 @@ static MARK: u8 = 1;
 /// Marks `conn`'s hook as one that withdraws `db::offered` offers of every
 /// row it sees change (the change log's capture does). A hook set later
 /// clears the mark ([`set`]).
-pub(super) fn withdraw_offers(conn: &rusqlite::Connection) -> Result<(), c_int> {
+pub(super) fn withdraw_offers(conn: &rusqlite::Connection) -> rusqlite::Result<()> {
     mark(conn, (&raw const MARK).cast_mut().cast())
 }
 
@@ -195,15 +197,20 @@ pub(super) fn withdraws_offers(conn: &rusqlite::Connection) -> bool {
     unsafe { !ffi::sqlite3_get_clientdata(conn.handle(), WITHDRAWS_OFFERS.as_ptr()).is_null() }
 }
 
-fn mark(conn: &rusqlite::Connection, to: *mut c_void) -> Result<(), c_int> {
+fn mark(conn: &rusqlite::Connection, to: *mut c_void) -> rusqlite::Result<()> {
     // SAFETY: a pointer to a static (or null), with no destructor: SQLite
     // only keeps it.
-    let kept =
-        unsafe { ffi::sqlite3_set_clientdata(conn.handle(), WITHDRAWS_OFFERS.as_ptr(), to, None) };
-    if kept == ffi::SQLITE_OK {
+    checked(unsafe {
+        ffi::sqlite3_set_clientdata(conn.handle(), WITHDRAWS_OFFERS.as_ptr(), to, None)
+    })
+}
+
+/// A result code of SQLite's as a result (only `SQLITE_OK` succeeds).
+fn checked(code: c_int) -> rusqlite::Result<()> {
+    if code == ffi::SQLITE_OK {
         Ok(())
     } else {
-        Err(kept)
+        Err(rusqlite::Error::SqliteFailure(ffi::Error::new(code), None))
     }
 }
 

@@ -43,6 +43,14 @@ static COLUMNS: LazyLock<String> = LazyLock::new(|| {
     )
 });
 
+/// Where [`COLUMNS`] puts each part of a record: the code, the write-shape
+/// fields from [`FIELDS_AT`] on, then the four the service sets.
+const FIELDS_AT: usize = 1;
+const CREATED_AT: usize = FIELDS_AT + WRITE_COLUMNS.len();
+const CREATOR: usize = CREATED_AT + 1;
+const MODIFIED_AT: usize = CREATED_AT + 2;
+const MODIFIER: usize = CREATED_AT + 3;
+
 /// One whole record by its key.
 static SELECT_ONE: LazyLock<String> = LazyLock::new(|| {
     format!(
@@ -106,11 +114,11 @@ fn sql_values<'f>(fields: &'f FieldsRef<'_>) -> [&'f dyn ToSql; 14] {
 fn from_row(row: &crate::db::Row<'_>) -> crate::db::Result<Location> {
     Ok(Location {
         client_code: row.get(0)?,
-        fields: fields_ref_at(row, 1)?.into(),
-        date_created: clock::format_ms(row.get(15)?),
-        creator: row.get(16)?,
-        date_modified: clock::format_ms(row.get(17)?),
-        modifier: row.get(18)?,
+        fields: fields_ref_at(row, FIELDS_AT)?.into(),
+        date_created: clock::format_ms(row.get(CREATED_AT)?),
+        creator: row.get(CREATOR)?,
+        date_modified: clock::format_ms(row.get(MODIFIED_AT)?),
+        modifier: row.get(MODIFIER)?,
     })
 }
 
@@ -162,9 +170,9 @@ pub fn upsert(
         let mut statement = conn.prepare_cached(&SELECT_ONE)?;
         let mut rows = statement.query(params![catalog.key(), code])?;
         match rows.next()? {
-            Some(row) => match fields_ref_at(&row, 1)?.differences(&new) {
+            Some(row) => match fields_ref_at(&row, FIELDS_AT)?.differences(&new) {
                 0 => Some(None),
-                changed => Some(Some((changed, row.get(15)?, row.get(16)?))),
+                changed => Some(Some((changed, row.get(CREATED_AT)?, row.get(CREATOR)?))),
             },
             None => None,
         }
@@ -440,11 +448,11 @@ pub fn search(
         };
         let record = LocationRef {
             client_code: required(0)?,
-            fields: fields_ref_at(&row, 1)?,
-            date_created: clock::format_ms_into(row.get(15)?, &mut created),
-            creator: required(16)?,
-            date_modified: clock::format_ms_into(row.get(17)?, &mut modified),
-            modifier: required(18)?,
+            fields: fields_ref_at(&row, FIELDS_AT)?,
+            date_created: clock::format_ms_into(row.get(CREATED_AT)?, &mut created),
+            creator: required(CREATOR)?,
+            date_modified: clock::format_ms_into(row.get(MODIFIED_AT)?, &mut modified),
+            modifier: required(MODIFIER)?,
         };
         serde_json::to_writer(&mut *out, &record).map_err(ApiError::internal)?;
     }
