@@ -431,6 +431,56 @@ type RowKey = (&'static str, Vec<String>);
 /// before the write and after it.
 type Effect = (Option<Net>, Option<String>, Option<String>);
 
+/// The rows one write changed, in the order it first touched them, each with
+/// its net effect. Most writes change a row or a few, found by a look along
+/// the list; a write of many rows (an import, a bulk certificate) indexes
+/// them beyond [`NetEffects::LOOKED_ALONG`].
+#[derive(Default)]
+struct NetEffects {
+    rows: Vec<(RowKey, Effect)>,
+    /// Position in `rows` by key, kept once `rows` is longer than
+    /// [`NetEffects::LOOKED_ALONG`].
+    index: HashMap<RowKey, usize>,
+}
+
+impl NetEffects {
+    const LOOKED_ALONG: usize = 16;
+
+    /// Adds change `op` to row `id` (its status before and after it).
+    fn note(&mut self, id: RowKey, op: Net, old_status: Option<String>, new: Option<String>) {
+        let found = if self.rows.len() <= Self::LOOKED_ALONG {
+            self.rows.iter().position(|(row, _)| *row == id)
+        } else {
+            if self.index.is_empty() {
+                self.index = (self.rows.iter().enumerate())
+                    .map(|(at, (row, _))| (row.clone(), at))
+                    .collect();
+            }
+            self.index.get(&id).copied()
+        };
+        match found {
+            None => {
+                if !self.index.is_empty() {
+                    self.index.insert(id.clone(), self.rows.len());
+                }
+                self.rows.push((id, (Some(op), old_status, new)));
+            }
+            Some(at) => {
+                let (state, _, new_status) = &mut self.rows[at].1;
+                *state = match (*state, op) {
+                    // Made and removed within one write: nothing happened.
+                    (Some(Net::Created) | None, Net::Deleted) => None,
+                    (Some(Net::Created), _) => Some(Net::Created),
+                    (None, _) => Some(Net::Created),
+                    (_, Net::Deleted) => Some(Net::Deleted),
+                    _ => Some(Net::Updated),
+                };
+                *new_status = new;
+            }
+        }
+    }
+}
+
 /// One noted change.
 struct Pending {
     table: &'static str,
@@ -541,19 +591,13 @@ pub fn record(conn: &Conn, actor: &str, state: &State) -> ApiResult<Option<u64>>
     copy_deleted(conn, state, &pending)?;
     // One entry per record, in the order the write first touched them, with
     // the net effect of all it did to the record.
-    let mut order: Vec<RowKey> = Vec::new();
-    let mut net: HashMap<RowKey, Effect> = HashMap::new();
+    let mut net = NetEffects::default();
     let mut deletes = false;
     for p in pending {
         // What the writer keeps of the row is no longer true (`db::kept`).
         if let Some(id) = &p.key1 {
             crate::db::kept::forget(p.table, id);
         }
-        let mut key = vec![p.key1.unwrap_or_default()];
-        if let Some(k2) = p.key2 {
-            key.push(k2);
-        }
-        let id = (p.table, key);
         let op = match p.op {
             "c" => Net::Created,
             "u" => Net::Updated,
@@ -565,26 +609,17 @@ pub fn record(conn: &Conn, actor: &str, state: &State) -> ApiResult<Option<u64>>
             }
         };
         deletes |= op == Net::Deleted;
-        if id.0 == crate::catalogs::store::TABLE {
-            state.items.forget(&id.1[0]);
+        if p.table == crate::catalogs::store::TABLE
+            && let Some(id) = &p.key1
+        {
+            state.items.forget(id);
         }
-        match net.get_mut(&id) {
-            None => {
-                order.push(id.clone());
-                net.insert(id, (Some(op), p.old_status, p.new_status));
-            }
-            Some((state, _, new_status)) => {
-                *state = match (*state, op) {
-                    // Made and removed within one write: nothing happened.
-                    (Some(Net::Created) | None, Net::Deleted) => None,
-                    (Some(Net::Created), _) => Some(Net::Created),
-                    (None, _) => Some(Net::Created),
-                    (_, Net::Deleted) => Some(Net::Deleted),
-                    _ => Some(Net::Updated),
-                };
-                *new_status = p.new_status;
-            }
+        let mut key = Vec::with_capacity(2);
+        key.push(p.key1.unwrap_or_default());
+        if let Some(k2) = p.key2 {
+            key.push(k2);
         }
+        net.note((p.table, key), op, p.old_status, p.new_status);
     }
     // Where renders read: made only for a record read back.
     let blobs = || {
@@ -602,8 +637,8 @@ pub fn record(conn: &Conn, actor: &str, state: &State) -> ApiResult<Option<u64>>
     let tenants = &state.tenants;
     let items = &state.items;
     let mut entries = Vec::new();
-    for id in order {
-        let Some((Some(state), old_status, new_status)) = net.remove(&id) else {
+    for (id, (state, old_status, new_status)) in net.rows {
+        let Some(state) = state else {
             continue;
         };
         let (table, key) = id;
@@ -660,8 +695,12 @@ pub fn record(conn: &Conn, actor: &str, state: &State) -> ApiResult<Option<u64>>
         if state == Net::Deleted && table == "workspaces" {
             tenants.forget(&key[0]);
         }
+        let mut event_type = String::with_capacity(rendered.entity.len() + 1 + verb.len());
+        event_type.push_str(rendered.entity);
+        event_type.push('.');
+        event_type.push_str(verb);
         entries.push(NewEntry {
-            event_type: format!("{}.{verb}", rendered.entity),
+            event_type,
             rendered,
             client,
             vendor,
@@ -744,7 +783,9 @@ fn append_sqlite(
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
         )?
         .execute(params![
-            uuid::Uuid::now_v7().to_string(),
+            &*uuid::Uuid::now_v7()
+                .hyphenated()
+                .encode_lower(&mut uuid::Uuid::encode_buffer()),
             event_type,
             rendered.entity_type,
             rendered.entity_id,
@@ -862,6 +903,67 @@ fn workspace_tenants(conn: &Conn, workspace: &str) -> crate::db::Result<Parties>
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;
+
+    use super::{Net, NetEffects};
+
+    /// The net effects are the same whether the rows are looked up along the
+    /// list or by the index a write of many rows builds, and keep the order
+    /// of first touch.
+    #[test]
+    fn net_effects_keep_first_touch_order_and_fold_changes_at_any_size() {
+        for rows in [
+            3,
+            NetEffects::LOOKED_ALONG,
+            NetEffects::LOOKED_ALONG + 1,
+            100,
+        ] {
+            let mut net = NetEffects::default();
+            let key = |i: usize| ("documents", vec![format!("d{i}")]);
+            for i in 0..rows {
+                net.note(key(i), Net::Created, None, None);
+            }
+            // Then each row again: updated, deleted, or updated then deleted.
+            for i in (0..rows).rev() {
+                let status = Some(format!("s{i}"));
+                match i % 3 {
+                    0 => net.note(key(i), Net::Updated, None, status),
+                    1 => net.note(key(i), Net::Deleted, None, None),
+                    _ => {
+                        net.note(key(i), Net::Updated, None, status);
+                        net.note(key(i), Net::Deleted, None, None);
+                    }
+                }
+            }
+            net.note(
+                ("locations", vec!["ports".into(), "X".into()]),
+                Net::Updated,
+                None,
+                None,
+            );
+            assert_eq!(net.rows.len(), rows + 1, "{rows} rows");
+            for (i, ((table, id), (state, _, new_status))) in net.rows.iter().enumerate() {
+                if i == rows {
+                    assert_eq!((*table, *state), ("locations", Some(Net::Updated)));
+                    continue;
+                }
+                assert_eq!(
+                    id,
+                    &vec![format!("d{i}")],
+                    "{rows} rows: order of first touch"
+                );
+                let expected = match i % 3 {
+                    0 => (Some(Net::Created), Some(format!("s{i}"))),
+                    // Made and removed within one write: nothing happened.
+                    _ => (None, None),
+                };
+                assert_eq!(
+                    (*state, new_status.clone()),
+                    expected,
+                    "{rows} rows, row {i}"
+                );
+            }
+        }
+    }
 
     use crate::db::Conn;
 
