@@ -2,6 +2,7 @@
 //! documents (find by id, xref or name; create when missing).
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use crate::db::Value as SqlValue;
 use crate::db::{Conn, OptionalExtension, params};
@@ -239,8 +240,9 @@ pub struct RefContext<'a> {
     pub owner_party: Option<&'a str>,
     pub now: i64,
     /// Every item the document refers to, as found: for `document_refs`, and
-    /// to show the references expanded without reading them again.
-    pub used: Vec<CatalogItem>,
+    /// to show the references expanded without reading them again. Shared,
+    /// as in [`Resolved`]: a reference costs no copy of its record.
+    pub used: Vec<Arc<CatalogItem>>,
     /// What the write resolved before, for this document or an earlier one.
     pub resolved: &'a mut Resolved,
 }
@@ -251,14 +253,14 @@ pub struct RefContext<'a> {
 /// wrote, so it answers what the store would: for one write only.
 #[derive(Default)]
 pub struct Resolved {
-    by_id: HashMap<(CatalogName, String), CatalogItem>,
-    by_xref: HashMap<(CatalogName, String), CatalogItem>,
+    by_id: HashMap<(CatalogName, String), Arc<CatalogItem>>,
+    by_xref: HashMap<(CatalogName, String), Arc<CatalogItem>>,
     /// By folded name: the oldest record of that name, as `find_by_name`.
-    by_name: HashMap<(CatalogName, String), CatalogItem>,
+    by_name: HashMap<(CatalogName, String), Arc<CatalogItem>>,
 }
 
 impl Resolved {
-    fn remember_id(&mut self, catalog: CatalogName, item: &CatalogItem) {
+    fn remember_id(&mut self, catalog: CatalogName, item: &Arc<CatalogItem>) {
         self.by_id
             .entry((catalog, item.id.clone()))
             .or_insert_with(|| item.clone());
@@ -361,7 +363,7 @@ impl RefContext<'_> {
                 match found {
                     Some(found) => found,
                     None => {
-                        let item = CatalogItem {
+                        let item = Arc::new(CatalogItem {
                             id: crate::ids::new_id(),
                             workspace_id: self.workspace.to_string(),
                             catalog: catalog.key().to_string(),
@@ -370,7 +372,7 @@ impl RefContext<'_> {
                             owner_party: self.owner_party.map(String::from),
                             created_at: self.now,
                             updated_at: self.now,
-                        };
+                        });
                         insert(self.conn, &item)?;
                         self.created(catalog, &item);
                         item
@@ -385,7 +387,7 @@ impl RefContext<'_> {
         Ok(id)
     }
 
-    fn by_xref(&mut self, catalog: CatalogName, xref: &str) -> ApiResult<Option<CatalogItem>> {
+    fn by_xref(&mut self, catalog: CatalogName, xref: &str) -> ApiResult<Option<Arc<CatalogItem>>> {
         let key = (catalog, xref.to_string());
         if let Some(item) = self.resolved.by_xref.get(&key) {
             return Ok(Some(item.clone()));
@@ -396,8 +398,12 @@ impl RefContext<'_> {
         let found = crate::db::kept::row_by(
             TABLE,
             &alias,
-            |item: &CatalogItem| item.id.as_str(),
-            || find_by_xref(self.conn, self.workspace, catalog, xref),
+            |item: &Arc<CatalogItem>| item.id.as_str(),
+            || {
+                Ok::<_, crate::db::Error>(
+                    find_by_xref(self.conn, self.workspace, catalog, xref)?.map(Arc::new),
+                )
+            },
         )?
         .filter(|item| {
             item.workspace_id == self.workspace
@@ -411,12 +417,12 @@ impl RefContext<'_> {
         Ok(found)
     }
 
-    fn by_name(&mut self, catalog: CatalogName, name: &str) -> ApiResult<Option<CatalogItem>> {
+    fn by_name(&mut self, catalog: CatalogName, name: &str) -> ApiResult<Option<Arc<CatalogItem>>> {
         let key = (catalog, crate::validate::fold(name));
         if let Some(item) = self.resolved.by_name.get(&key) {
             return Ok(Some(item.clone()));
         }
-        let found = find_by_name(self.conn, self.workspace, catalog, name)?;
+        let found = find_by_name(self.conn, self.workspace, catalog, name)?.map(Arc::new);
         if let Some(item) = &found {
             self.resolved.remember_id(catalog, item);
             self.resolved.by_name.insert(key, item.clone());
@@ -426,7 +432,7 @@ impl RefContext<'_> {
 
     /// A record this write created: found again by id and xref; by name only
     /// when no record had that name (else the older one stays the answer).
-    fn created(&mut self, catalog: CatalogName, item: &CatalogItem) {
+    fn created(&mut self, catalog: CatalogName, item: &Arc<CatalogItem>) {
         self.resolved.remember_id(catalog, item);
         if let Some(xref) = &item.xref {
             self.resolved
@@ -440,11 +446,16 @@ impl RefContext<'_> {
         }
     }
 
-    fn existing(&mut self, catalog: CatalogName, id: &str, path: &str) -> ApiResult<CatalogItem> {
+    fn existing(
+        &mut self,
+        catalog: CatalogName,
+        id: &str,
+        path: &str,
+    ) -> ApiResult<Arc<CatalogItem>> {
         if let Some(item) = self.resolved.by_id.get(&(catalog, id.to_string())) {
             return Ok(item.clone());
         }
-        match get(self.conn, self.workspace, catalog, id)? {
+        match get(self.conn, self.workspace, catalog, id)?.map(Arc::new) {
             Some(item) => {
                 self.resolved.remember_id(catalog, &item);
                 Ok(item)

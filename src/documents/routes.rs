@@ -309,6 +309,9 @@ enum Subject<'a> {
     Stored(&'a Document),
 }
 
+/// A body ready to store, with the catalog items it refers to.
+type Prepared = (serde_json::Map<String, Value>, Vec<Arc<CatalogItem>>);
+
 /// Takes a full body checked by `schema::check` (a create's before the
 /// writer, a PATCH's after merging), resolves its catalog references (through
 /// `resolved`, what the write resolved before), and applies the kind's rules.
@@ -322,7 +325,7 @@ fn prepare(
     subject: Subject<'_>,
     checked: serde_json::Map<String, Value>,
     resolved: &mut Resolved,
-) -> ApiResult<(serde_json::Map<String, Value>, Vec<CatalogItem>)> {
+) -> ApiResult<Prepared> {
     let (doc_id, old) = match subject {
         Subject::New(id) => (id, None),
         Subject::Stored(doc) => (doc.id.as_str(), Some(doc)),

@@ -4,8 +4,6 @@
 //! (stored as record ids) and organization ids. Also the JSON merge patch that
 //! PATCH applies, and the expansion of references for reading.
 
-use std::collections::HashMap;
-
 use serde_json::{Map, Value};
 
 use super::kinds::{Field, Kind, Type};
@@ -348,11 +346,12 @@ fn collect(ty: &'static Type, value: &Value, out: &mut Vec<String>) {
     }
 }
 
-/// Replaces record ids by `{id, xref, name}` (the quality result read shape).
+/// Replaces record ids by `{id, xref, name}` (the quality result read shape),
+/// as `items` renders the record of an id (`None`: left as it is).
 pub fn expand_references(
     fields: &'static [Field],
     body: &mut Map<String, Value>,
-    items: &HashMap<String, Value>,
+    items: &impl Fn(&str) -> Option<Value>,
 ) {
     for (name, value) in body.iter_mut() {
         if let Some(field) = field_of(fields, name, value) {
@@ -361,11 +360,11 @@ pub fn expand_references(
     }
 }
 
-fn expand(ty: &'static Type, value: &mut Value, items: &HashMap<String, Value>) {
+fn expand(ty: &'static Type, value: &mut Value, items: &impl Fn(&str) -> Option<Value>) {
     match (ty, value) {
         (Type::Catalog(_), value @ Value::String(_)) => {
-            if let Some(reference) = value.as_str().and_then(|id| items.get(id)) {
-                *value = reference.clone();
+            if let Some(reference) = value.as_str().and_then(items) {
+                *value = reference;
             }
         }
         (Type::Object(fields), Value::Object(map)) => expand_references(fields, map, items),

@@ -9,6 +9,9 @@ use super::{Document, schema};
 use crate::catalogs::CatalogItem;
 use crate::error::ApiResult;
 use crate::listing::{FieldSql, FieldType, Fields, ListQuery, Page, fetch_page};
+use std::borrow::Borrow;
+use std::collections::HashMap;
+use std::sync::Arc;
 
 const COLUMNS: &str = "id, workspace_id, kind, job_id, body, created_at, updated_at";
 
@@ -157,7 +160,7 @@ fn body_text(doc: &Document) -> String {
     crate::http::json::to_string(&doc.body).expect("a map of JSON values always serialises")
 }
 
-pub fn insert(conn: &Conn, doc: &Document, refs: &[CatalogItem]) -> ApiResult<()> {
+pub fn insert(conn: &Conn, doc: &Document, refs: &[Arc<CatalogItem>]) -> ApiResult<()> {
     conn.prepare_cached(
         "INSERT INTO documents (id, workspace_id, kind, job_id, body, created_at, updated_at) \
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
@@ -174,7 +177,7 @@ pub fn insert(conn: &Conn, doc: &Document, refs: &[CatalogItem]) -> ApiResult<()
     add_refs(conn, &doc.id, refs)
 }
 
-pub fn update(conn: &Conn, doc: &Document, refs: &[CatalogItem]) -> ApiResult<()> {
+pub fn update(conn: &Conn, doc: &Document, refs: &[Arc<CatalogItem>]) -> ApiResult<()> {
     conn.prepare_cached("UPDATE documents SET body = ?2, updated_at = ?3 WHERE id = ?1")?
         .execute(params![doc.id, body_text(doc), doc.updated_at])?;
     conn.prepare_cached("DELETE FROM document_refs WHERE document_id = ?1")?
@@ -185,7 +188,7 @@ pub fn update(conn: &Conn, doc: &Document, refs: &[CatalogItem]) -> ApiResult<()
 /// The document's references, as few statements as the engine prefers
 /// (`Dialect::rows_per_insert`: on PostgreSQL one for a quality result's
 /// three, on SQLite one each).
-fn add_refs(conn: &Conn, id: &str, refs: &[CatalogItem]) -> ApiResult<()> {
+fn add_refs(conn: &Conn, id: &str, refs: &[Arc<CatalogItem>]) -> ApiResult<()> {
     static TEXTS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
     let per_insert = conn.dialect().rows_per_insert();
     let texts = TEXTS.get_or_init(|| {
@@ -375,7 +378,7 @@ pub const TABLE: &str = "documents";
 pub fn shown(
     conn: &Conn,
     doc: Document,
-    used: Vec<CatalogItem>,
+    used: Vec<Arc<CatalogItem>>,
 ) -> ApiResult<std::sync::Arc<Shown>> {
     let depends: Vec<(&'static str, String)> = used
         .iter()
@@ -401,23 +404,39 @@ pub fn readable_body(conn: &Conn, doc: &Document) -> crate::db::Result<Value> {
     })
 }
 
+/// Records a body's references are looked for along the list, up to this many.
+const LOOKED_ALONG: usize = 16;
+
 /// A body of `kind` as it reads, taking the stored one (no copy), with the
 /// catalog items of its workspace found by `items` (a write's own, or those
 /// the change log keeps).
-pub fn readable(
+pub fn readable<I: Borrow<CatalogItem>>(
     kind: &'static Kind,
     mut body: serde_json::Map<String, Value>,
-    items: impl FnOnce(&[String]) -> crate::db::Result<Vec<crate::catalogs::CatalogItem>>,
+    items: impl FnOnce(&[String]) -> crate::db::Result<Vec<I>>,
 ) -> crate::db::Result<Value> {
     if kind.expand_references {
         let mut ids = Vec::new();
         schema::referenced_ids(kind.fields, &body, &mut ids);
         if !ids.is_empty() {
-            let items = items(&ids)?
-                .into_iter()
-                .map(|item| (item.id.clone(), item.reference()))
-                .collect();
-            schema::expand_references(kind.fields, &mut body, &items);
+            let items = items(&ids)?;
+            let items: Vec<&CatalogItem> = items.iter().map(|item| item.borrow()).collect();
+            // A body refers to a few records: looked along the list, or by an
+            // index where it refers to many.
+            let index: HashMap<&str, &CatalogItem> = if items.len() > LOOKED_ALONG {
+                items.iter().map(|item| (item.id.as_str(), *item)).collect()
+            } else {
+                HashMap::new()
+            };
+            let find = |id: &str| {
+                let found = if index.is_empty() {
+                    items.iter().find(|item| item.id == id).copied()
+                } else {
+                    index.get(id).copied()
+                };
+                found.map(CatalogItem::reference)
+            };
+            schema::expand_references(kind.fields, &mut body, &find);
         }
     }
     Ok(Value::Object(body))
