@@ -404,9 +404,6 @@ pub fn readable_body(conn: &Conn, doc: &Document) -> crate::db::Result<Value> {
     })
 }
 
-/// Records a body's references are looked for along the list, up to this many.
-const LOOKED_ALONG: usize = 16;
-
 /// A body of `kind` as it reads, taking the stored one (no copy), with the
 /// catalog items of its workspace found by `items` (a write's own, or those
 /// the change log keeps).
@@ -420,22 +417,13 @@ pub fn readable<I: Borrow<CatalogItem>>(
         schema::referenced_ids(kind.fields, &body, &mut ids);
         if !ids.is_empty() {
             let items = items(&ids)?;
-            let items: Vec<&CatalogItem> = items.iter().map(|item| item.borrow()).collect();
-            // A body refers to a few records: looked along the list, or by an
-            // index where it refers to many.
-            let index: HashMap<&str, &CatalogItem> = if items.len() > LOOKED_ALONG {
-                items.iter().map(|item| (item.id.as_str(), *item)).collect()
-            } else {
-                HashMap::new()
-            };
-            let find = |id: &str| {
-                let found = if index.is_empty() {
-                    items.iter().find(|item| item.id == id).copied()
-                } else {
-                    index.get(id).copied()
-                };
-                found.map(CatalogItem::reference)
-            };
+            // Borrowed: each reference is rendered where it appears, nothing
+            // is copied first.
+            let by_id: HashMap<&str, &CatalogItem> = items
+                .iter()
+                .map(|item| (item.borrow().id.as_str(), item.borrow()))
+                .collect();
+            let find = |id: &str| by_id.get(id).map(|item| item.reference());
             schema::expand_references(kind.fields, &mut body, &find);
         }
     }
