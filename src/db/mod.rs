@@ -142,7 +142,9 @@ impl Location {
 
 impl Conn {
     /// Connects to `location` with the standard settings, creating or
-    /// migrating its schema (the CLI's commands and the server's writer).
+    /// migrating its schema (the CLI's commands and the server's writer). On
+    /// PostgreSQL the session then plans as a writing one
+    /// ([`pg::WRITING_SESSION`]).
     pub fn open_at(location: &Location) -> Result<Conn, StoreError> {
         match location {
             Location::File(path) => Conn::open(path),
@@ -156,6 +158,9 @@ impl Conn {
                 };
                 let client = pg::Client::connect(options).map_err(failed("connect to"))?;
                 pg::apply_schema(&client).map_err(failed("create or check the schema of"))?;
+                client
+                    .batch_execute(pg::WRITING_SESSION)
+                    .map_err(failed("prepare the session of"))?;
                 Ok(Conn::Pg(Box::new(client)))
             }
         }

@@ -100,6 +100,17 @@ struct Cached {
     last_used: u64,
 }
 
+/// A writing connection's session (the writer's, the CLI's): its statements
+/// are plans PostgreSQL may keep (`plan_cache_mode = auto`), not planned again
+/// at every execution as the readers' are ([`ConnectOptions::parse`]). Those
+/// statements find rows by key, insert and update them: a generic plan serves
+/// them as well as a custom one, and `auto` still plans for the values when
+/// the generic plan would cost more (a partial index on a parameter). With
+/// every statement planned again, planning took 25% of the writing backend's
+/// time and POST quality result ran at 545-667 requests/s; with `auto`, 827-925
+/// (docs/design/performance.md).
+pub const WRITING_SESSION: &str = "SET plan_cache_mode = auto";
+
 impl Client {
     /// Connects with these options' TLS settings; the session gets
     /// `plan_cache_mode = force_custom_plan` (see [`ConnectOptions::parse`]).

@@ -256,3 +256,23 @@ fn a_write_that_cannot_be_recorded_fails_its_whole_batch() {
         db.close().expect("close");
     }
 }
+
+/// The writer's statements may keep their plans (`plan_cache_mode = auto`:
+/// they find rows by key, and planning every execution took a quarter of the
+/// writing backend's time); the readers' are planned for their values at
+/// every execution (a partial index on a parameter).
+#[test]
+fn the_writer_keeps_its_plans_and_the_readers_plan_for_their_values() {
+    let location = Location::Postgres(Box::new(cluster::cluster().database()));
+    let db = Db::open_at(&location, 2, None, Arc::new(NoCapture)).expect("open the store");
+    let rt = runtime();
+    let setting = "SELECT current_setting('plan_cache_mode')";
+    let written: String = rt
+        .block_on(db.write(move |conn| Ok(conn.query_row(setting, [], |row| row.get(0))?)))
+        .unwrap();
+    assert_eq!(written, "auto");
+    let read: String = rt
+        .block_on(db.read(move |conn, _| Ok(conn.query_row(setting, [], |row| row.get(0))?)))
+        .unwrap();
+    assert_eq!(read, "force_custom_plan");
+}
