@@ -143,8 +143,7 @@ impl Location {
 impl Conn {
     /// Connects to `location` with the standard settings, creating or
     /// migrating its schema (the CLI's commands and the server's writer). On
-    /// PostgreSQL the session then plans as a writing one
-    /// ([`pg::WRITING_SESSION`]).
+    /// PostgreSQL the session then keeps its plans ([`pg::KEEP_PLANS`]).
     pub fn open_at(location: &Location) -> Result<Conn, StoreError> {
         match location {
             Location::File(path) => Conn::open(path),
@@ -159,7 +158,7 @@ impl Conn {
                 let client = pg::Client::connect(options).map_err(failed("connect to"))?;
                 pg::apply_schema(&client).map_err(failed("create or check the schema of"))?;
                 client
-                    .batch_execute(pg::WRITING_SESSION)
+                    .batch_execute(pg::KEEP_PLANS)
                     .map_err(failed("prepare the session of"))?;
                 Ok(Conn::Pg(Box::new(client)))
             }

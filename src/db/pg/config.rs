@@ -152,9 +152,9 @@ impl ConnectOptions {
             config.application_name("quayside");
         }
         // A partial index on `kind = 'job'` is usable with `kind = $1` only in
-        // a plan made for the value (docs/design/postgresql.md, 1.1). A
-        // writing connection sets `auto` after connecting
-        // (`pg::WRITING_SESSION`): its statements find rows by key.
+        // a plan made for the value (docs/design/postgresql.md, 1.1). The
+        // writer's and the CLI's connections set `auto` after connecting
+        // (`pg::KEEP_PLANS`): they find rows by key.
         let options = match config.get_options() {
             Some(given) => format!("{given} -c plan_cache_mode=force_custom_plan"),
             None => "-c plan_cache_mode=force_custom_plan".to_owned(),

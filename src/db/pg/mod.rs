@@ -100,16 +100,17 @@ struct Cached {
     last_used: u64,
 }
 
-/// A writing connection's session (the writer's, the CLI's): its statements
-/// are plans PostgreSQL may keep (`plan_cache_mode = auto`), not planned again
-/// at every execution as the readers' are ([`ConnectOptions::parse`]). Those
-/// statements find rows by key, insert and update them: a generic plan serves
-/// them as well as a custom one, and `auto` still plans for the values when
-/// the generic plan would cost more (a partial index on a parameter). With
-/// every statement planned again, planning took 25% of the writing backend's
-/// time and POST quality result ran at 545-667 requests/s; with `auto`, 827-925
+/// The session of a connection whose statements find rows by key (the
+/// writer's, the CLI's): its plans are kept
+/// (`plan_cache_mode = auto`), not made again at every execution as the
+/// readers' are ([`ConnectOptions::parse`]: a partial index on `kind = $1`
+/// serves only a plan made for the value). A generic plan serves such
+/// statements as well as a custom one, and `auto` still plans for the values
+/// when the generic plan would cost more. With every statement planned again,
+/// planning took 25% of the writing backend's time and POST quality result
+/// ran at 545-667 requests/s; with `auto`, 827-925
 /// (docs/design/performance.md).
-pub const WRITING_SESSION: &str = "SET plan_cache_mode = auto";
+pub const KEEP_PLANS: &str = "SET plan_cache_mode = auto";
 
 impl Client {
     /// Connects with these options' TLS settings; the session gets
