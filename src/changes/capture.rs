@@ -122,7 +122,11 @@ fn newest_gone(engine: Engine, table: &str) -> String {
 pub fn install(conn: &Conn, state: &State) -> crate::db::Result<()> {
     match conn.dialect().engine {
         Engine::Sqlite => install_sqlite(conn, state),
-        Engine::Postgres => conn.execute_batch(&postgres_install()),
+        Engine::Postgres => {
+            conn.execute_batch(&postgres_install())?;
+            // `record` settles the offers from each write's notes.
+            conn.withdraw_offers()
+        }
     }
 }
 
@@ -589,6 +593,21 @@ pub fn record(conn: &Conn, actor: &str, state: &State) -> ApiResult<Option<u64>>
         )));
     }
     copy_deleted(conn, state, &pending)?;
+    if engine == Engine::Postgres {
+        // The notes come after the fact: what the write offered stands only
+        // where they say it still holds.
+        let noted: Vec<(&'static str, [&str; 2], usize)> = pending
+            .iter()
+            .filter_map(|p| {
+                let key1 = p.key1.as_deref()?;
+                Some(match p.key2.as_deref() {
+                    Some(key2) => (p.table, [key1, key2], 2),
+                    None => (p.table, [key1, ""], 1),
+                })
+            })
+            .collect();
+        crate::db::offered::settle(noted.iter().map(|(table, key, n)| (*table, &key[..*n])));
+    }
     // One entry per record, in the order the write first touched them, with
     // the net effect of all it did to the record.
     let mut net = NetEffects::default();

@@ -365,26 +365,30 @@ impl Conn {
         }
     }
 
-    /// Declares that the row hook set on this connection
-    /// ([`Conn::on_row_change`]) withdraws the `db::offered` offer of every
-    /// row it sees about to change, so that offers made on it may be taken
-    /// (the change log's capture, `changes::capture`). Setting another hook
-    /// takes the declaration back.
+    /// Declares that the change log's capture sees every change of a
+    /// covered row on this connection and keeps the `db::offered` offers
+    /// true, so that offers made on it may be taken (`changes::capture`).
+    /// SQLite: the row hook set on it ([`Conn::on_row_change`]) withdraws
+    /// the offer of every row it sees about to change; setting another hook
+    /// takes the declaration back. PostgreSQL: the session's triggers note
+    /// the changes, and the capture settles the offers from a write's notes
+    /// before it renders (`offered::settle`).
     pub fn withdraw_offers(&self) -> Result<()> {
         match self {
             Conn::Sqlite(conn) => Ok(super::preupdate::withdraw_offers(conn)?),
-            Conn::Pg(_) => Err(Error::Unsupported(
-                "an in-process row hook (PostgreSQL's triggers are PL/pgSQL)",
-            )),
+            Conn::Pg(client) => {
+                client.settle_offers();
+                Ok(())
+            }
         }
     }
 
-    /// Whether this connection's row hook withdraws offers
+    /// Whether offers made on this connection are kept true
     /// ([`Conn::withdraw_offers`]).
     pub fn withdraws_offers(&self) -> bool {
         match self {
             Conn::Sqlite(conn) => super::preupdate::withdraws_offers(conn),
-            Conn::Pg(_) => false,
+            Conn::Pg(client) => client.settles_offers(),
         }
     }
 

@@ -14,12 +14,18 @@
 //! debug assertions (the test suite) it reads back the offered rows too and
 //! fails the write if the two differ.
 //!
-//! Offers are taken only where every row change is seen in this process: on
-//! the writer's thread of a data file, whose connection carries the capture's
-//! row hook, which says that it withdraws offers (`Conn::withdraw_offers`).
-//! PostgreSQL's changes are noted by triggers, out of sight of the process
-//! until the capture reads the notes back, so there an offer is not even made
-//! (its payload is not built) and the capture reads every row back as before.
+//! Offers are taken only on the writer's thread, on a connection whose
+//! changes the capture sees (`Conn::withdraw_offers`):
+//! - A data file's connection carries the capture's row hook, which withdraws
+//!   offers as above, before each change.
+//! - PostgreSQL's changes are noted by triggers, out of sight of the process
+//!   until the capture takes the write's notes back, all at once and after
+//!   the fact. There an offer is made only of a row the write has changed
+//!   through its store ([`wrote`], which the store calls right after its
+//!   statement), and [`settle`] keeps it only when the notes show that row
+//!   changed exactly once (that change, before the offer) and no row it
+//!   depends on changed at all (before or after the offer: the notes do not
+//!   say which). Anything else is read back, as without an offer.
 //!
 //! Everything offered is dropped when the capture has recorded the write
 //! ([`clear`]) and whenever the writer rolls anything back.
@@ -39,6 +45,8 @@ struct Offers {
     shown: HashMap<Row, Box<dyn Any>>,
     /// For each row some offer depends on, the offered rows that depend on it.
     dependents: HashMap<Row, Vec<Row>>,
+    /// The rows the write changed through its store (PostgreSQL: [`wrote`]).
+    written: Vec<Row>,
 }
 
 thread_local! {
@@ -67,6 +75,10 @@ pub fn offer<V: Any>(
         return;
     }
     let row = row(table, key);
+    let after_the_fact = conn.dialect().engine == super::dialect::Engine::Postgres;
+    if after_the_fact && OFFERS.with(|offers| !offers.borrow().written.contains(&row)) {
+        return;
+    }
     let value: Box<dyn Any> = Box::new(render());
     OFFERS.with(|offers| {
         let mut offers = offers.borrow_mut();
@@ -78,6 +90,46 @@ pub fn offer<V: Any>(
                 .push(row.clone());
         }
         offers.shown.insert(row, value);
+    });
+}
+
+/// The write has just changed the row `key` of `table` through its store: on
+/// PostgreSQL, what it offers of that row next may be kept ([`settle`]).
+/// Nothing on SQLite, whose row hook withdraws offers as rows change.
+pub fn wrote(conn: &Conn, table: &'static str, key: &[&str]) {
+    if conn.dialect().engine != super::dialect::Engine::Postgres
+        || super::writer::current_transaction().is_none()
+        || !conn.withdraws_offers()
+    {
+        return;
+    }
+    let row = row(table, key);
+    OFFERS.with(|offers| offers.borrow_mut().written.push(row));
+}
+
+/// PostgreSQL, before the capture renders a write's changes: `noted` are the
+/// rows the write's notes name, one item per note, in any order. An offered
+/// row noted once keeps its offer (the note is the change [`wrote`] saw
+/// before the offer); one noted more often loses it (it changed again), as
+/// does every offer showing a noted row.
+pub fn settle<'a>(noted: impl IntoIterator<Item = (&'static str, &'a [&'a str])>) {
+    OFFERS.with(|offers| {
+        let mut offers = offers.borrow_mut();
+        if offers.shown.is_empty() {
+            return;
+        }
+        let mut times: HashMap<Row, usize> = HashMap::new();
+        for (table, key) in noted {
+            *times.entry(row(table, key)).or_default() += 1;
+        }
+        for (noted, times) in times {
+            for dependent in offers.dependents.remove(&noted).unwrap_or_default() {
+                offers.shown.remove(&dependent);
+            }
+            if times != 1 {
+                offers.shown.remove(&noted);
+            }
+        }
     });
 }
 
@@ -112,7 +164,7 @@ pub fn take(table: &'static str, key: &[&str]) -> Option<Box<dyn Any>> {
 pub fn clear() {
     OFFERS.with(|offers| {
         let mut offers = offers.borrow_mut();
-        if !offers.shown.is_empty() || !offers.dependents.is_empty() {
+        if !offers.shown.is_empty() || !offers.dependents.is_empty() || !offers.written.is_empty() {
             *offers = Offers::default();
         }
     });
@@ -169,6 +221,32 @@ mod tests {
             assert_eq!(taken("documents", &["d"]), Some(2));
         });
         assert_eq!(rendered.get(), 0);
+    }
+
+    #[test]
+    fn settled_offers_stand_only_where_the_notes_say_they_hold() {
+        as_writer(|| {
+            let conn = hooked();
+            let item = |id: &str| ("catalog_items", id.to_string());
+            offer(&conn, "documents", &["a"], [item("i1")], || 1_u32);
+            offer(&conn, "documents", &["b"], [], || 2_u32);
+            offer(&conn, "documents", &["c"], [item("i2")], || 3_u32);
+            offer(&conn, "locations", &["ports", "NLRTM"], [], || 4_u32);
+            // In any order: `a` noted once, but an item it shows changed;
+            // `b` changed again after its offer; `c` and the port once each.
+            settle([
+                ("documents", &["b"][..]),
+                ("documents", &["a"][..]),
+                ("locations", &["ports", "NLRTM"][..]),
+                ("catalog_items", &["i1"][..]),
+                ("documents", &["c"][..]),
+                ("documents", &["b"][..]),
+            ]);
+            assert_eq!(taken("documents", &["a"]), None);
+            assert_eq!(taken("documents", &["b"]), None);
+            assert_eq!(taken("documents", &["c"]), Some(3));
+            assert_eq!(taken("locations", &["ports", "NLRTM"]), Some(4));
+        });
     }
 
     #[test]

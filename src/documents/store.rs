@@ -174,12 +174,14 @@ pub fn insert(conn: &Conn, doc: &Document, refs: &[Arc<CatalogItem>]) -> ApiResu
         doc.created_at,
         doc.updated_at
     ])?;
+    crate::db::offered::wrote(conn, TABLE, &[&doc.id]);
     add_refs(conn, &doc.id, refs)
 }
 
 pub fn update(conn: &Conn, doc: &Document, refs: &[Arc<CatalogItem>]) -> ApiResult<()> {
     conn.prepare_cached("UPDATE documents SET body = ?2, updated_at = ?3 WHERE id = ?1")?
         .execute(params![doc.id, body_text(doc), doc.updated_at])?;
+    crate::db::offered::wrote(conn, TABLE, &[&doc.id]);
     conn.prepare_cached("DELETE FROM document_refs WHERE document_id = ?1")?
         .execute([&doc.id])?;
     add_refs(conn, &doc.id, refs)

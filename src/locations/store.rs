@@ -273,6 +273,7 @@ fn insert(
         now,
         username,
     ])?;
+    crate::db::offered::wrote(conn, TABLE, &[catalog.key(), code]);
     Ok(())
 }
 
@@ -306,6 +307,7 @@ fn update_changed(
     values.extend([&now as &dyn ToSql, &username]);
     conn.prepare_cached(&update_sql(changed))?
         .execute(values.as_slice())?;
+    crate::db::offered::wrote(conn, TABLE, &[key, code]);
     Ok(())
 }
 

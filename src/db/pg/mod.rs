@@ -83,6 +83,9 @@ pub struct Client {
     answered: std::cell::Cell<std::time::Instant>,
     /// Statements held back by [`Client::defer`], each followed by `;`.
     deferred: RefCell<String>,
+    /// Whether the change log's capture settles `db::offered` offers from
+    /// this session's notes ([`Client::settle_offers`]).
+    settles_offers: std::cell::Cell<bool>,
 }
 
 struct Inner {
@@ -127,7 +130,20 @@ impl Client {
             }),
             answered: std::cell::Cell::new(std::time::Instant::now()),
             deferred: RefCell::new(String::new()),
+            settles_offers: std::cell::Cell::new(false),
         })
+    }
+
+    /// Declares that the change log's capture notes this session's changes
+    /// (its triggers) and settles the `db::offered` offers made on it from
+    /// those notes (`offered::settle`).
+    pub fn settle_offers(&self) {
+        self.settles_offers.set(true);
+    }
+
+    /// Whether [`Client::settle_offers`] was declared.
+    pub fn settles_offers(&self) -> bool {
+        self.settles_offers.get()
     }
 
     /// Holds back a statement with no parameters and no rows (the writer's
