@@ -233,8 +233,25 @@ mod tests {
         (release, task)
     }
 
-    async fn settle() {
-        tokio::time::sleep(Duration::from_millis(50)).await;
+    /// Waits until `state` holds, looking every millisecond; a state never
+    /// reached fails the test after 10 s instead of hanging it.
+    async fn until(what: &str, mut state: impl FnMut() -> bool) {
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while !state() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "never reached: {what}"
+            );
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    }
+
+    fn queued(checks: &PasswordChecks) -> usize {
+        checks.inner.turns().queued()
+    }
+
+    fn ran(order: &Arc<Mutex<Vec<&'static str>>>) -> usize {
+        order.lock().unwrap().len()
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -243,20 +260,19 @@ mod tests {
         let checks = PasswordChecks::new(1, 2);
         let order = Arc::new(Mutex::new(Vec::new()));
         let (first, first_task) = blocked(&checks, Suspect, "running", &order);
-        settle().await;
+        until("the first check runs", || ran(&order) == 1).await;
         let (_s1, suspect_task) = blocked(&checks, Suspect, "suspect", &order);
+        until("one suspect waits", || queued(&checks) == 1).await;
         let (_s2, evicted_task) = blocked(&checks, Suspect, "suspect 2", &order);
-        settle().await;
+        until("two suspects wait", || queued(&checks) == 2).await;
         // Full: another suspect is busy at once ...
         let refused = checks.run(Suspect, || ()).await;
         assert!(matches!(refused, Err(ApiError::Busy { .. })), "{refused:?}");
         // ... while an unknown one takes the newest suspect's place.
         let (u1, unknown_task) = blocked(&checks, Unknown, "unknown", &order);
-        settle().await;
         let evicted = evicted_task.await.unwrap();
         assert!(matches!(evicted, Err(ApiError::Busy { .. })), "{evicted:?}");
         let (u2, unknown_too) = blocked(&checks, Unknown, "unknown 2", &order);
-        settle().await;
         let evicted = suspect_task.await.unwrap();
         assert!(matches!(evicted, Err(ApiError::Busy { .. })), "{evicted:?}");
         // Full of better ones: busy.
@@ -267,7 +283,7 @@ mod tests {
         assert_eq!(*order.lock().unwrap(), ["running"]);
         drop(first);
         first_task.await.unwrap().unwrap();
-        settle().await;
+        until("the next check runs", || ran(&order) == 2).await;
         assert_eq!(*order.lock().unwrap(), ["running", "unknown"]);
         drop(u1);
         unknown_task.await.unwrap().unwrap();
@@ -283,25 +299,28 @@ mod tests {
         let checks = PasswordChecks::new(1, 4);
         let order = Arc::new(Mutex::new(Vec::new()));
         let (busy, busy_task) = blocked(&checks, Standing::Suspect, "suspect", &order);
-        settle().await;
+        until("the suspect's check runs", || ran(&order) == 1).await;
         let (unknown, unknown_task) = blocked(&checks, Standing::Unknown, "unknown", &order);
+        until("the unknown one waits", || queued(&checks) == 1).await;
         let (trusted, trusted_task) = blocked(&checks, Standing::Trusted, "trusted", &order);
-        settle().await;
+        until("the trusted check runs", || ran(&order) == 2).await;
         assert_eq!(*order.lock().unwrap(), ["suspect", "trusted"]);
         // Another trusted one waits: one check is reserved, not more.
         let (second, second_task) = blocked(&checks, Standing::Trusted, "second", &order);
-        settle().await;
-        assert_eq!(order.lock().unwrap().len(), 2);
-        // The trusted check ends: the waiting trusted one takes the reserve.
+        until("the second trusted one waits", || queued(&checks) == 2).await;
+        assert_eq!(ran(&order), 2);
+        // The trusted check ends: the waiting trusted one takes the reserve
+        // (its turn is handed on before its task ends).
         drop(trusted);
         trusted_task.await.unwrap().unwrap();
-        settle().await;
+        until("the second trusted check runs", || ran(&order) == 3).await;
         assert_eq!(*order.lock().unwrap(), ["suspect", "trusted", "second"]);
         drop(second);
         second_task.await.unwrap().unwrap();
-        settle().await;
-        // Only the end of a regular check lets the unknown one run.
-        assert_eq!(order.lock().unwrap().len(), 3);
+        // Only the end of a regular check lets the unknown one run: the
+        // reserve handed back, it still waits.
+        assert_eq!(queued(&checks), 1);
+        assert_eq!(ran(&order), 3);
         drop(busy);
         busy_task.await.unwrap().unwrap();
         drop(unknown);
@@ -314,12 +333,16 @@ mod tests {
         let checks = PasswordChecks::new(1, 4);
         let order = Arc::new(Mutex::new(Vec::new()));
         let (first, first_task) = blocked(&checks, Standing::Unknown, "first", &order);
-        settle().await;
+        until("the first check runs", || ran(&order) == 1).await;
         let (_gone, gone_task) = blocked(&checks, Standing::Unknown, "gone", &order);
-        settle().await;
+        until("the second one waits", || queued(&checks) == 1).await;
         gone_task.abort();
+        assert!(gone_task.await.unwrap_err().is_cancelled());
         let (last, last_task) = blocked(&checks, Standing::Unknown, "last", &order);
-        settle().await;
+        until("the last one waits behind the one gone", || {
+            queued(&checks) == 2
+        })
+        .await;
         drop(first);
         first_task.await.unwrap().unwrap();
         drop(last);
