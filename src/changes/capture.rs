@@ -59,6 +59,9 @@ pub struct State {
     /// What the row hook noted since the last [`record`] or [`discard`]
     /// (SQLite; PostgreSQL's triggers note into a temp table).
     notes: Arc<Mutex<Vec<Pending>>>,
+    /// Entries [`hold`] kept back for [`append_held`] (PostgreSQL), as the
+    /// rows of its statement.
+    held: Mutex<Vec<serde_json::Value>>,
     /// The covered tables as the row hook reads them (SQLite).
     covered: OnceLock<Arc<[Covered]>>,
 }
@@ -573,6 +576,35 @@ struct NewEntry {
 /// Turns what the current write noted into change entries by `actor`; returns
 /// the last sequence appended, if any. Runs in the write's transaction.
 pub fn record(conn: &Conn, actor: &str, state: &State) -> ApiResult<Option<u64>> {
+    record_as(conn, actor, state, false)
+}
+
+/// [`record`] for the writer: on PostgreSQL the entries are held back and
+/// appended by [`append_held`] just before the batch's COMMIT, all of the
+/// batch's in one statement instead of one per write (a round trip and
+/// 0.06 ms of the backend's time less per write). Their numbers are taken
+/// there, under the `change_log` row lock the transaction holds. On SQLite
+/// they are appended at once.
+pub fn hold(conn: &Conn, actor: &str, state: &State) -> ApiResult<Option<u64>> {
+    record_as(conn, actor, state, true)
+}
+
+/// Appends the entries [`hold`] held back, in order; the last sequence
+/// appended, if any.
+pub fn append_held(conn: &Conn, state: &State) -> ApiResult<Option<u64>> {
+    let rows = std::mem::take(&mut *state.held.lock().unwrap_or_else(|p| p.into_inner()));
+    if rows.is_empty() {
+        return Ok(None);
+    }
+    append_postgres(conn, rows)
+}
+
+/// Drops the entries held back: their transaction was rolled back.
+pub fn drop_held(state: &State) {
+    state.held.lock().unwrap_or_else(|p| p.into_inner()).clear();
+}
+
+fn record_as(conn: &Conn, actor: &str, state: &State, hold: bool) -> ApiResult<Option<u64>> {
     // Whatever the write offered is dropped when this returns, on every path.
     struct DropOffers;
     impl Drop for DropOffers {
@@ -725,7 +757,18 @@ pub fn record(conn: &Conn, actor: &str, state: &State) -> ApiResult<Option<u64>>
             vendor,
         });
     }
-    let last = append(conn, actor, entries)?;
+    let last = if hold && engine == Engine::Postgres {
+        let now = crate::clock::now_ms();
+        let rows = postgres_rows(actor, now, entries);
+        state
+            .held
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .extend(rows);
+        None
+    } else {
+        append(conn, actor, entries)?
+    };
     if deletes {
         let tables = SOURCES.iter().map(|s| s.table).chain(SHADOWED);
         match engine {
@@ -777,7 +820,7 @@ fn append(conn: &Conn, actor: &str, entries: Vec<NewEntry>) -> ApiResult<Option<
     let now = crate::clock::now_ms();
     match conn.dialect().engine {
         Engine::Sqlite => append_sqlite(conn, actor, now, entries),
-        Engine::Postgres => append_postgres(conn, actor, now, entries),
+        Engine::Postgres => append_postgres(conn, postgres_rows(actor, now, entries)),
     }
 }
 
@@ -821,25 +864,12 @@ fn append_sqlite(
     Ok(last)
 }
 
-/// PostgreSQL: `seq` follows `change_log.head`, which the same statement
-/// moves past the entries. The writer's transaction holds that row's lock
-/// from its first statement (docs/design/postgresql.md 3.4), so the numbers
-/// are dense and in commit order across processes. One round trip for all
-/// of a write's entries: they go as one JSON array, one object each, read
-/// back by `json_to_recordset` (one statement text whatever their number).
-fn append_postgres(
-    conn: &Conn,
-    actor: &str,
-    now: i64,
-    entries: Vec<NewEntry>,
-) -> ApiResult<Option<u64>> {
-    let count = entries.len() as i64;
-    let rows: Vec<serde_json::Value> = entries
+/// The rows of [`append_postgres`]'s statement: one JSON object per entry.
+fn postgres_rows(actor: &str, now: i64, entries: Vec<NewEntry>) -> Vec<serde_json::Value> {
+    entries
         .into_iter()
-        .enumerate()
-        .map(|(i, entry)| {
+        .map(|entry| {
             serde_json::json!({
-                "i": i as i64 + 1,
                 "event_id": uuid::Uuid::now_v7().to_string(),
                 "type": entry.event_type,
                 "entity_type": entry.rendered.entity_type,
@@ -848,32 +878,49 @@ fn append_postgres(
                 "workspace_id": entry.rendered.workspace_id,
                 "client_tenant": entry.client,
                 "vendor_tenant": entry.vendor,
+                "actor": actor,
+                "occurred_at": now,
                 "record": entry.rendered.record,
             })
         })
-        .collect();
+        .collect()
+}
+
+/// PostgreSQL: `seq` follows `change_log.head`, which the same statement
+/// moves past the entries. The writer's transaction holds that row's lock
+/// from its first statement (docs/design/postgresql.md 3.4), so the numbers
+/// are dense and in commit order across processes. One round trip for all
+/// the entries, whatever their number (a write's, or a whole batch's held
+/// back by [`hold`]): they go as one JSON array, one object each, read back
+/// by `json_to_recordset` (one statement text).
+fn append_postgres(conn: &Conn, mut rows: Vec<serde_json::Value>) -> ApiResult<Option<u64>> {
+    let count = rows.len() as i64;
+    for (i, row) in rows.iter_mut().enumerate() {
+        if let serde_json::Value::Object(row) = row {
+            row.insert("i".to_string(), serde_json::Value::from(i as i64 + 1));
+        }
+    }
     let rows = serde_json::Value::Array(rows).to_string();
-    let seqs: Vec<i64> = conn
+    let (appended, last): (i64, Option<i64>) = conn
         .prepare_cached(
-            "WITH moved AS (UPDATE change_log SET head = head + ?2::bigint WHERE id = 1 RETURNING head) \
-             INSERT INTO changes (seq, event_id, type, entity_type, entity_id, feed, \
+            "WITH moved AS (UPDATE change_log SET head = head + ?2::bigint WHERE id = 1 RETURNING head), \
+             appended AS (INSERT INTO changes (seq, event_id, type, entity_type, entity_id, feed, \
              workspace_id, client_tenant, vendor_tenant, actor, occurred_at, record) \
              SELECT moved.head - ?2 + e.i, e.event_id, e.type, e.entity_type, e.entity_id, \
-             e.feed, e.workspace_id, e.client_tenant, e.vendor_tenant, ?3::text, ?4::bigint, e.record \
+             e.feed, e.workspace_id, e.client_tenant, e.vendor_tenant, e.actor, e.occurred_at, e.record \
              FROM moved, json_to_recordset(?1::json) AS e(i bigint, event_id text, type text, \
              entity_type text, entity_id text, feed text, workspace_id text, \
-             client_tenant text, vendor_tenant text, record text) \
-             RETURNING seq",
+             client_tenant text, vendor_tenant text, actor text, occurred_at bigint, record text) \
+             RETURNING seq) \
+             SELECT count(*), max(seq) FROM appended",
         )?
-        .query_map(params![rows, count, actor, now], |row| row.get(0))?
-        .collect::<Result<_, _>>()?;
-    if seqs.len() as i64 != count {
+        .query_row(params![rows, count], |row| Ok((row.get(0)?, row.get(1)?)))?;
+    if appended != count {
         return Err(crate::error::ApiError::internal(format!(
-            "change log: {count} entries to append, {} appended (is the change_log row there?)",
-            seqs.len()
+            "change log: {count} entries to append, {appended} appended (is the change_log row there?)"
         )));
     }
-    Ok(seqs.into_iter().max().map(|seq| seq as u64))
+    Ok(last.map(|seq| seq as u64))
 }
 
 /// The last sequence committed: the largest `seq` (SQLite), or

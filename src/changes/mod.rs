@@ -377,6 +377,18 @@ impl crate::db::writer::Capture for Capture {
         capture::record(conn, actor, &self.state)
     }
 
+    fn hold(&self, conn: &Conn, actor: &str) -> ApiResult<Option<u64>> {
+        capture::hold(conn, actor, &self.state)
+    }
+
+    fn append_held(&self, conn: &Conn) -> ApiResult<Option<u64>> {
+        capture::append_held(conn, &self.state)
+    }
+
+    fn drop_held(&self) {
+        capture::drop_held(&self.state)
+    }
+
     fn discard(&self) {
         capture::discard(&self.state)
     }

@@ -114,6 +114,21 @@ pub trait Capture: Send + Sync + 'static {
     /// the last change sequence it appended, if any. An error fails the
     /// whole batch.
     fn record(&self, conn: &Conn, actor: &str) -> ApiResult<Option<u64>>;
+    /// [`Capture::record`] as the writer calls it: what it records may be
+    /// held back until [`Capture::append_held`], which the writer calls just
+    /// before the batch's COMMIT (the change log on PostgreSQL: one INSERT
+    /// for the batch). Returns what it appended at once, as `record` does.
+    fn hold(&self, conn: &Conn, actor: &str) -> ApiResult<Option<u64>> {
+        self.record(conn, actor)
+    }
+    /// Appends what [`Capture::hold`] held back, in the batch's transaction;
+    /// the last change sequence appended. An error fails the whole batch.
+    fn append_held(&self, _conn: &Conn) -> ApiResult<Option<u64>> {
+        Ok(None)
+    }
+    /// Drops what [`Capture::hold`] held back: its transaction was rolled
+    /// back.
+    fn drop_held(&self) {}
     /// Forgets what a write that failed had changed (it was rolled back).
     fn discard(&self);
     /// The last change sequence committed.
@@ -609,6 +624,8 @@ fn commit_batch(
                     // If this transaction rolls back, the next BEGIN answers
                     // the same again.
                     *counted = now;
+                    // Nothing held back outlives its transaction.
+                    capture.drop_held();
                 }
                 Err(err) => {
                     log::error!("writer cannot begin a transaction: {err}");
@@ -633,7 +650,7 @@ fn commit_batch(
         }
         // A write whose changes cannot be recorded fails the whole batch
         // (below), so no change is ever committed without its entry.
-        let mut record = |job: &Job| match capture.record(conn, job.actor()) {
+        let mut record = |job: &Job| match capture.hold(conn, job.actor()) {
             Ok(last) => {
                 last_change = last.or(last_change);
                 true
@@ -655,6 +672,7 @@ fn commit_batch(
                     log::error!("writer cannot roll back a batch to replay it: {err}");
                 }
                 forget(capture);
+                capture.drop_held();
                 in_transaction = false;
                 last_change = None;
                 unrecorded = None;
@@ -697,6 +715,7 @@ fn commit_batch(
         }
         if abandoned {
             forget(capture);
+            capture.drop_held();
             // SQLite abandoned the transaction: nothing of this batch so far is stored.
             let lost = ApiError::StorageFull;
             log::error!(
@@ -721,9 +740,21 @@ fn commit_batch(
             replayed,
         };
     }
+    // The entries held back, in the transaction before its COMMIT: failing
+    // to append them fails the batch, as failing to record a write does.
+    if unrecorded.is_none() {
+        match capture.append_held(conn) {
+            Ok(last) => last_change = last.or(last_change),
+            Err(err) => {
+                log::error!("cannot append a batch's changes: {}", err.chain());
+                unrecorded = Some(err);
+            }
+        }
+    }
     if let Some(err) = unrecorded {
         let _ = conn.rollback();
         forget(capture);
+        capture.drop_held();
         answers.extend(done.into_iter().map(|job| (job, Err(clone_error(&err)))));
         return Outcome {
             appended: None,
@@ -737,6 +768,7 @@ fn commit_batch(
         log::error!("writer commit failed: {err}");
         let _ = conn.rollback();
         forget(capture);
+        capture.drop_held();
         err
     });
     if committed.is_ok() && conn.counts_own_commits() {

@@ -257,6 +257,78 @@ fn a_write_that_cannot_be_recorded_fails_its_whole_batch() {
     }
 }
 
+/// A capture that holds each write's actor back until the batch's COMMIT
+/// and cannot append a batch holding `refuse` (as the change log holds its
+/// entries back on PostgreSQL).
+#[derive(Default)]
+struct HoldingBack {
+    held: std::sync::Mutex<Vec<String>>,
+}
+
+impl Capture for HoldingBack {
+    fn install(&self, _: &Conn) -> quayside::db::Result<()> {
+        Ok(())
+    }
+    fn record(&self, _: &Conn, _: &str) -> ApiResult<Option<u64>> {
+        Ok(None)
+    }
+    fn hold(&self, _: &Conn, actor: &str) -> ApiResult<Option<u64>> {
+        self.held.lock().unwrap().push(actor.to_string());
+        Ok(None)
+    }
+    fn append_held(&self, _: &Conn) -> ApiResult<Option<u64>> {
+        let held = std::mem::take(&mut *self.held.lock().unwrap());
+        if held.iter().any(|actor| actor == "refuse") {
+            return Err(ApiError::internal("cannot append"));
+        }
+        Ok(None)
+    }
+    fn drop_held(&self) {
+        self.held.lock().unwrap().clear();
+    }
+    fn discard(&self) {}
+    fn head(&self, _: &Conn) -> quayside::db::Result<u64> {
+        Ok(0)
+    }
+}
+
+/// What a capture holds back is appended in the batch's transaction before
+/// its COMMIT: when it cannot be, the whole batch fails and nothing of it is
+/// stored; nothing held back outlives its transaction, so the next batch
+/// commits as usual.
+#[test]
+fn a_batch_whose_held_back_changes_cannot_be_appended_fails_whole() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    for location in locations(&dir) {
+        let db = open(&location, Arc::new(HoldingBack::default()));
+        runtime().block_on(async {
+            let hold = hold(&db).await;
+            let insert = |x: &'static str, actor: &'static str| {
+                db.write_as(Arc::from(actor), move |conn| {
+                    conn.execute("INSERT INTO t (x) VALUES (?1)", [x])?;
+                    Ok(())
+                })
+            };
+            let (a, b) = (
+                tokio::spawn(insert("a", "alice")),
+                tokio::spawn(insert("b", "refuse")),
+            );
+            hold.await.expect("join").expect_err("the batch failed");
+            for answer in [a, b] {
+                let err = answer.await.expect("join").expect_err("the batch failed");
+                assert_eq!(err.status(), 500);
+            }
+            assert!(
+                stored(&db).await.is_empty(),
+                "nothing of the batch was stored"
+            );
+            insert("c", "alice").await.expect("the next batch commits");
+            assert_eq!(stored(&db).await, ["c".to_string()]);
+        });
+        db.close().expect("close");
+    }
+}
+
 /// The writer's statements may keep their plans (`plan_cache_mode = auto`:
 /// they find rows by key, and planning every execution took a quarter of the
 /// writing backend's time); the readers' are planned for their values at
