@@ -24,6 +24,8 @@ pub mod memory;
 pub mod openapi;
 pub mod organizations;
 pub mod routes;
+#[cfg(test)]
+mod test_support;
 pub mod tls;
 pub mod validate;
 pub mod webhooks;

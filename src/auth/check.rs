@@ -272,6 +272,7 @@ mod tests {
     use crate::auth::{accounts, password, sessions};
     use crate::db::Db;
     use crate::error::ApiError;
+    use crate::test_support::{hold_writer, queued};
 
     /// Regression test for the per-batch memo of confirmed keys: a logout
     /// queued between two writes of the same key, all three in one batch,
@@ -301,19 +302,15 @@ mod tests {
         })
         .await
         .unwrap();
-        // Hold the writer so the next three writes queue up as one batch.
-        let hold = tokio::spawn(db.write(|_| {
-            std::thread::sleep(Duration::from_millis(150));
-            Ok(())
-        }));
-        tokio::time::sleep(Duration::from_millis(30)).await;
+        // Hold the writer until the next three writes are queued, so that
+        // they join its batch after it.
+        let (release, hold) = hold_writer(&db).await;
         let (before, after) = (check.guard(key.hash.clone()), check.guard(key.hash.clone()));
-        let first = tokio::spawn(db.write(move |conn| before.confirm(conn, None)));
-        tokio::time::sleep(Duration::from_millis(10)).await;
+        let first = queued(db.write(move |conn| before.confirm(conn, None)));
         let ended = key.hash.clone();
-        let logout = tokio::spawn(db.write(move |conn| Ok(sessions::delete(conn, &ended)?)));
-        tokio::time::sleep(Duration::from_millis(10)).await;
-        let second = tokio::spawn(db.write(move |conn| after.confirm(conn, None)));
+        let logout = queued(db.write(move |conn| Ok(sessions::delete(conn, &ended)?)));
+        let second = queued(db.write(move |conn| after.confirm(conn, None)));
+        drop(release);
         hold.await.unwrap().unwrap();
         assert!(first.await.unwrap().is_ok(), "the key was live");
         assert!(logout.await.unwrap().unwrap(), "the logout removed it");

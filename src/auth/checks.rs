@@ -208,9 +208,9 @@ impl PasswordChecks {
 #[cfg(test)]
 mod tests {
     use std::sync::mpsc;
-    use std::time::Duration;
 
     use super::*;
+    use crate::test_support::until;
 
     /// Starts a check that runs until the returned sender is used or dropped.
     fn blocked(
@@ -231,19 +231,6 @@ mod tests {
                 .await
         });
         (release, task)
-    }
-
-    /// Waits until `state` holds, looking every millisecond; a state never
-    /// reached fails the test after 10 s instead of hanging it.
-    async fn until(what: &str, mut state: impl FnMut() -> bool) {
-        let deadline = std::time::Instant::now() + Duration::from_secs(10);
-        while !state() {
-            assert!(
-                std::time::Instant::now() < deadline,
-                "never reached: {what}"
-            );
-            tokio::time::sleep(Duration::from_millis(1)).await;
-        }
     }
 
     fn queued(checks: &PasswordChecks) -> usize {

@@ -365,6 +365,7 @@ mod tests {
 
     use crate::db::Db;
     use crate::db::writer::NoCapture;
+    use crate::test_support::{hold_writer, queued};
 
     /// Long enough for a write or a read to have answered if it did not wait.
     const WOULD_HAVE_ANSWERED: Duration = Duration::from_millis(200);
@@ -494,13 +495,10 @@ mod tests {
         let first =
             tokio::spawn(db.write(|conn| Ok(conn.execute("INSERT INTO t VALUES (1)", [])?)));
         committed(&path, 1).await;
-        // A write holding the writer, so that the next two join its batch.
-        let hold = tokio::spawn(db.write(|_| {
-            std::thread::sleep(Duration::from_millis(150));
-            Ok(())
-        }));
-        tokio::time::sleep(Duration::from_millis(30)).await;
-        let conflict = tokio::spawn(db.write(|conn| {
+        // A write holding the writer until the next two are queued, so
+        // that they join its batch.
+        let (release, hold) = hold_writer(&db).await;
+        let conflict = queued(db.write(|conn| {
             let rows: i64 = conn.query_row("SELECT count(*) FROM t", [], |row| row.get(0))?;
             if rows > 0 {
                 return Err(crate::error::ApiError::Conflict {
@@ -510,10 +508,11 @@ mod tests {
             }
             Ok(())
         }));
-        let refused = tokio::spawn(db.write_as(Arc::from("refused"), |conn| {
+        let refused = queued(db.write_as(Arc::from("refused"), |conn| {
             Ok(conn.execute("INSERT INTO t VALUES (2)", [])?)
         }));
-        tokio::time::sleep(Duration::from_millis(150) + WOULD_HAVE_ANSWERED).await;
+        drop(release);
+        tokio::time::sleep(WOULD_HAVE_ANSWERED).await;
         assert!(
             !conflict.is_finished(),
             "the refusal shows the first write, not yet flushed"

@@ -44,8 +44,12 @@ fn backup_while_writing_holds_every_write_acknowledged_before_it() {
             })
         })
         .collect();
-    std::thread::sleep(std::time::Duration::from_millis(400));
-    let before: Vec<String> = acknowledged.lock().unwrap().clone();
+    // Enough writes acknowledged to prove something, however slowly the
+    // writers run: a fixed pause may see too few on a busy machine.
+    let before: Vec<String> = common::wait_for("more than ten acknowledged writes", 60, || {
+        let acknowledged = acknowledged.lock().unwrap();
+        (acknowledged.len() > 10).then(|| acknowledged.clone())
+    });
     let copy = server.dir().join("copy.db");
     let out = server.cli(&["backup", copy.to_str().unwrap()], None);
     assert!(
