@@ -757,17 +757,11 @@ fn record_as(conn: &Conn, actor: &str, state: &State, hold: bool) -> ApiResult<O
             vendor,
         });
     }
-    let last = if hold && engine == Engine::Postgres {
-        let now = crate::clock::now_ms();
-        let rows = postgres_rows(actor, now, entries);
-        state
-            .held
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .extend(rows);
-        None
+    // Held back (the writer on PostgreSQL) or appended now.
+    let (held, last) = if hold && engine == Engine::Postgres {
+        (postgres_rows(actor, crate::clock::now_ms(), entries), None)
     } else {
-        append(conn, actor, entries)?
+        (Vec::new(), append(conn, actor, entries)?)
     };
     if deletes {
         let tables = SOURCES.iter().map(|s| s.table).chain(SHADOWED);
@@ -785,6 +779,13 @@ fn record_as(conn: &Conn, actor: &str, state: &State, hold: bool) -> ApiResult<O
             )?,
         }
     }
+    // Only now that nothing of the record can fail: a write whose record
+    // failed is rolled back, and must leave nothing held back.
+    state
+        .held
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .extend(held);
     Ok(last)
 }
 

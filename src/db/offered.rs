@@ -32,7 +32,7 @@
 
 use std::any::Any;
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use super::Conn;
 
@@ -46,7 +46,7 @@ struct Offers {
     /// For each row some offer depends on, the offered rows that depend on it.
     dependents: HashMap<Row, Vec<Row>>,
     /// The rows the write changed through its store (PostgreSQL: [`wrote`]).
-    written: Vec<Row>,
+    written: HashSet<Row>,
 }
 
 thread_local! {
@@ -104,7 +104,7 @@ pub fn wrote(conn: &Conn, table: &'static str, key: &[&str]) {
         return;
     }
     let row = row(table, key);
-    OFFERS.with(|offers| offers.borrow_mut().written.push(row));
+    OFFERS.with(|offers| offers.borrow_mut().written.insert(row));
 }
 
 /// PostgreSQL, before the capture renders a write's changes: `noted` are the

@@ -671,8 +671,7 @@ fn commit_batch(
                 if let Err(err) = conn.rollback() {
                     log::error!("writer cannot roll back a batch to replay it: {err}");
                 }
-                forget(capture);
-                capture.drop_held();
+                forget_transaction(capture);
                 in_transaction = false;
                 last_change = None;
                 unrecorded = None;
@@ -714,8 +713,7 @@ fn commit_batch(
             }
         }
         if abandoned {
-            forget(capture);
-            capture.drop_held();
+            forget_transaction(capture);
             // SQLite abandoned the transaction: nothing of this batch so far is stored.
             let lost = ApiError::StorageFull;
             log::error!(
@@ -753,8 +751,7 @@ fn commit_batch(
     }
     if let Some(err) = unrecorded {
         let _ = conn.rollback();
-        forget(capture);
-        capture.drop_held();
+        forget_transaction(capture);
         answers.extend(done.into_iter().map(|job| (job, Err(clone_error(&err)))));
         return Outcome {
             appended: None,
@@ -767,8 +764,7 @@ fn commit_batch(
         let err = ApiError::from(err);
         log::error!("writer commit failed: {err}");
         let _ = conn.rollback();
-        forget(capture);
-        capture.drop_held();
+        forget_transaction(capture);
         err
     });
     if committed.is_ok() && conn.counts_own_commits() {
@@ -804,6 +800,13 @@ struct Outcome {
 fn forget(capture: &dyn Capture) {
     capture.discard();
     super::kept::clear();
+}
+
+/// The batch's transaction was rolled back: [`forget`], and drop what the
+/// capture held back for its COMMIT.
+fn forget_transaction(capture: &dyn Capture) {
+    forget(capture);
+    capture.drop_held();
 }
 
 /// Errors that reach several callers of one failed batch; only the variants
