@@ -399,13 +399,12 @@ mod tests {
     /// of the server's, sees `rows` rows in `t`: committed, flushed or not.
     async fn committed(path: &std::path::Path, rows: i64) {
         let own = rusqlite::Connection::open(path).expect("own connection");
-        while own
-            .query_row("SELECT count(*) FROM t", [], |row| row.get::<_, i64>(0))
-            .expect("count")
-            < rows
-        {
-            tokio::time::sleep(Duration::from_millis(1)).await;
-        }
+        crate::test_support::until("the rows are committed", || {
+            own.query_row("SELECT count(*) FROM t", [], |row| row.get::<_, i64>(0))
+                .expect("count")
+                >= rows
+        })
+        .await;
     }
 
     /// A write is answered only once its batch is on disk, and a read that

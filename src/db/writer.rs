@@ -918,29 +918,6 @@ mod tests {
         assert_eq!(limit.get(), MAX_BATCH);
     }
 
-    /// A store with a table `t`, and a write holding the writer for 150 ms:
-    /// writes queued in the meantime join its batch, after it (a fresh
-    /// store's [`BatchLimit`] is `MAX_BATCH`, and lone writes leave it there).
-    async fn held_store(
-        capture: std::sync::Arc<dyn super::Capture>,
-    ) -> (
-        tempfile::TempDir,
-        Db,
-        tokio::task::JoinHandle<crate::error::ApiResult<()>>,
-    ) {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let db = Db::open(&dir.path().join("batch.db"), 2, None, capture).expect("open");
-        db.write(|conn| Ok(conn.execute_batch("CREATE TABLE t (x TEXT)")?))
-            .await
-            .expect("table");
-        let hold = tokio::spawn(db.write(|_| {
-            std::thread::sleep(Duration::from_millis(150));
-            Ok(())
-        }));
-        tokio::time::sleep(Duration::from_millis(30)).await;
-        (dir, db, hold)
-    }
-
     /// A commit of bookkeeping only leaves the data the caches hold as it
     /// was: its position counts as the same data as the one before it. A
     /// commit of data, or a batch mixing the two, does not.
@@ -987,19 +964,22 @@ mod tests {
         );
         assert!(!db.same_data(start, changed));
         // A bookkeeping write batched with a data write is a data commit.
-        let (_hold_dir, held, hold) = held_store(std::sync::Arc::new(super::NoCapture)).await;
-        let before = held.stamp().await;
+        // The writer held until both are queued: they join one batch.
+        let before = db.stamp().await;
+        let (release, hold) = crate::test_support::hold_writer(&db).await;
         let both = (
-            tokio::spawn(bookkeeping(&held)),
-            tokio::spawn(held.write(|conn| Ok(conn.execute_batch("INSERT INTO t VALUES ('c')")?))),
+            crate::test_support::queued(bookkeeping(&db)),
+            crate::test_support::queued(
+                db.write(|conn| Ok(conn.execute_batch("INSERT INTO t VALUES (3)")?)),
+            ),
         );
+        drop(release);
         hold.await.expect("join").expect("hold");
         both.0.await.expect("join").expect("bookkeeping");
         both.1.await.expect("join").expect("data");
-        assert!(!held.same_data(before, held.stamp().await));
+        assert!(!db.same_data(before, db.stamp().await));
         // An unknown position is never the same.
         assert!(!db.same_data(None, db.stamp().await));
-        held.close().expect("close");
         db.close().expect("close");
     }
 }
