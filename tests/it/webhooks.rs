@@ -1001,6 +1001,34 @@ fn https_deliveries_trust_the_ca_file() {
     );
 }
 
+/// Without a CA file the platform's roots are trusted, read when the first
+/// https delivery needs them: a certificate of a CA they do not hold is
+/// refused by the verifier they make (not by a missing configuration).
+#[test]
+fn https_deliveries_without_a_ca_file_trust_the_platform_roots() {
+    let stranger = test_ca("A CA no platform trusts");
+    let server = start(&[]);
+    let key = server.admin_key();
+    let receiver = Receiver::on(
+        TcpListener::bind("127.0.0.1:0").unwrap(),
+        Some(stranger.server.clone()),
+        |_| Answer::Status(200),
+    );
+    let (hook, _) = create(&server, &key, json!({"url": receiver.url()}));
+    id(&server.post("/v2/organizations", &key, &json!({"name": "Roots Co"})));
+    let refused = wait_for("an untrusted certificate refused", 20, || {
+        deliveries(&server, &key, &hook)
+            .into_iter()
+            .find(|d| d["body"]["outcome"] == "failed")
+    });
+    let error = refused["body"]["error"].as_str().unwrap();
+    assert!(
+        error.contains("TLS with 127.0.0.1") && error.contains("invalid peer certificate"),
+        "{error}"
+    );
+    assert!(receiver.received().is_empty());
+}
+
 #[test]
 fn shutdown_does_not_wait_for_a_delivery_in_flight_and_the_change_is_sent_again() {
     let mut server = start(&[]);
