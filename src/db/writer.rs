@@ -963,20 +963,21 @@ mod tests {
             "a data commit changes the data"
         );
         assert!(!db.same_data(start, changed));
-        // A bookkeeping write batched with a data write is a data commit.
-        // The writer held until both are queued: they join one batch.
+        // A bookkeeping write batched with a data write is a data commit,
+        // whichever comes last. The writer held until both are queued: they
+        // join its batch, the bookkeeping write last.
         let before = db.stamp().await;
         let (release, hold) = crate::test_support::hold_writer(&db).await;
         let both = (
-            crate::test_support::queued(bookkeeping(&db)),
             crate::test_support::queued(
                 db.write(|conn| Ok(conn.execute_batch("INSERT INTO t VALUES (3)")?)),
             ),
+            crate::test_support::queued(bookkeeping(&db)),
         );
         drop(release);
         hold.await.expect("join").expect("hold");
-        both.0.await.expect("join").expect("bookkeeping");
-        both.1.await.expect("join").expect("data");
+        both.0.await.expect("join").expect("data");
+        both.1.await.expect("join").expect("bookkeeping");
         assert!(!db.same_data(before, db.stamp().await));
         // An unknown position is never the same.
         assert!(!db.same_data(None, db.stamp().await));
