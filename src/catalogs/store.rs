@@ -188,8 +188,10 @@ pub fn update(conn: &Conn, item: &CatalogItem) -> ApiResult<()> {
 /// Removes an item no document refers to (409 otherwise); its synonym links go with it.
 pub fn delete(conn: &Conn, id: &str) -> ApiResult<()> {
     let uses: i64 = conn
-        .prepare_cached("SELECT count(*) FROM document_refs WHERE item_id = ?1")?
-        .query_row([id], |row| row.get(0))?;
+        .prepare_cached("SELECT uses FROM catalog_item_uses WHERE item_id = ?1")?
+        .query_row([id], |row| row.get(0))
+        .optional()?
+        .unwrap_or(0);
     if uses > 0 {
         return Err(ApiError::conflict(
             "catalog_item_in_use",
@@ -239,7 +241,7 @@ pub struct RefContext<'a> {
     pub workspace: &'a str,
     pub owner_party: Option<&'a str>,
     pub now: i64,
-    /// Every item the document refers to, as found: for `document_refs`, and
+    /// Every item the document refers to, as found: for the count of its uses, and
     /// to show the references expanded without reading them again. Shared,
     /// as in [`Resolved`]: a reference costs no copy of its record.
     pub used: Vec<Arc<CatalogItem>>,

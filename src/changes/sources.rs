@@ -430,7 +430,7 @@ pub fn entities() -> Vec<(&'static str, bool)> {
 }
 
 /// Tables whose rows are not records of the log: accounts and sessions,
-/// stored bytes, the links of documents to catalog items, the log itself, and
+/// stored bytes, how many documents use each catalog item, the log itself, and
 /// webhooks with their delivery log (a tenant's own settings, holding secrets;
 /// their changes in the log would also be delivered to them), and which
 /// tenants see a workspace (derived from the workspace, for its list).
@@ -439,7 +439,7 @@ pub const NOT_RECORDS: [&str; 12] = [
     "sessions",
     "blobs",
     "blob_chunks",
-    "document_refs",
+    "catalog_item_uses",
     "changes",
     "change_log",
     "sqlite_sequence",

@@ -79,7 +79,7 @@ impl Dialect {
     /// several rows to one table. SQLite: one. A statement that may write
     /// several rows and may fail midway (a constraint, a function) runs with
     /// a statement journal, a copy of every page it touches, which cost a
-    /// document's three `document_refs` rows more than three statements do;
+    /// document's three reference rows more than three statements did;
     /// and a statement is a local call. PostgreSQL: 16, since each statement
     /// is a round trip the writer waits on.
     pub fn rows_per_insert(&self) -> usize {

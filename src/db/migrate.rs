@@ -17,7 +17,7 @@ pub const SCHEMA: &str = include_str!("../../schema.sql");
 
 /// The version `schema.sql` describes. Raise it with every schema change and add
 /// the step that takes version `CURRENT_VERSION - 1` to it.
-pub const CURRENT_VERSION: i64 = 9;
+pub const CURRENT_VERSION: i64 = 10;
 
 /// Step `i` takes a file from version `i + 1` to `i + 2`.
 const STEPS: &[&str] = &[
@@ -29,6 +29,7 @@ const STEPS: &[&str] = &[
     include_str!("migrations/0007_list_indexes.sql"),
     include_str!("migrations/0008_synonyms_order.sql"),
     include_str!("migrations/0009_tenant_workspaces.sql"),
+    include_str!("migrations/0010_catalog_item_uses.sql"),
 ];
 
 const _: () = assert!(STEPS.len() as i64 == CURRENT_VERSION - 1);
@@ -215,6 +216,50 @@ mod tests {
     fn auto_vacuum(conn: &Connection) -> i64 {
         conn.query_row("PRAGMA auto_vacuum", [], |r| r.get(0))
             .unwrap()
+    }
+
+    /// Version 10: the links of documents to catalog items become a count
+    /// of uses per item, the links' table goes.
+    #[test]
+    fn a_version_9_file_counts_the_uses_of_its_catalog_items() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(include_str!("../../tests/fixtures/schema-v1.sql"))
+            .unwrap();
+        for step in &STEPS[..8] {
+            conn.execute_batch(step).unwrap();
+        }
+        conn.pragma_update(None, "user_version", 9).unwrap();
+        conn.execute_batch(
+            "INSERT INTO organizations (id, name, name_folded, audience, created_at, updated_at)
+                 VALUES ('oa', 'A', 'a', 'ta', 0, 0);
+             INSERT INTO workspaces (id, client_id, created_at, updated_at, state)
+                 VALUES ('w', 'oa', 1, 1, 'active');
+             INSERT INTO catalog_items (id, workspace_id, catalog, name, created_at, updated_at)
+                 VALUES ('i1', 'w', 'products', 'P', 1, 1), ('i2', 'w', 'products', 'Q', 1, 1),
+                        ('i3', 'w', 'products', 'R', 1, 1);
+             INSERT INTO documents (id, workspace_id, kind, body, created_at, updated_at)
+                 VALUES ('j1', 'w', 'job', '{}', 1, 1), ('j2', 'w', 'job', '{}', 2, 2);
+             INSERT INTO document_refs (document_id, item_id)
+                 VALUES ('j1', 'i1'), ('j1', 'i2'), ('j2', 'i1');",
+        )
+        .unwrap();
+        migrate(&mut conn).unwrap();
+        let uses: Vec<(String, i64)> = conn
+            .prepare("SELECT item_id, uses FROM catalog_item_uses ORDER BY 1")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(uses, vec![("i1".into(), 2), ("i2".into(), 1)]);
+        let links: i64 = conn
+            .query_row(
+                "SELECT count(*) FROM sqlite_schema WHERE name LIKE 'document_refs%'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(links, 0);
     }
 
     /// Version 6: a file of version 5, with its rows and without auto-vacuum,

@@ -592,9 +592,10 @@ pub async fn patch(mut ctx: Ctx, kind: &'static Kind) -> ApiResult<Response> {
                 &mut Resolved::default(),
             )?;
             if normalized != doc.body {
+                let before = store::references(&doc);
                 doc.body = normalized;
                 doc.updated_at = clock::now_ms();
-                store::update(conn, &doc, &used)?;
+                store::update(conn, &doc, &before, &used)?;
             }
             store::shown(conn, doc, used)
         })
@@ -615,7 +616,7 @@ pub async fn delete(ctx: Ctx, kind: &'static Kind) -> ApiResult<Response> {
             let (_, doc) = one(conn, scope, kind, &target)?;
             rules::before_delete(conn, &doc)?;
             let body = store::readable_body(conn, &doc)?;
-            store::delete(conn, &doc.id)?;
+            store::delete(conn, &doc)?;
             Ok(body)
         })
         .await?;

@@ -175,50 +175,128 @@ pub fn insert(conn: &Conn, doc: &Document, refs: &[Arc<CatalogItem>]) -> ApiResu
         doc.updated_at
     ])?;
     crate::db::offered::wrote(conn, TABLE, &[&doc.id]);
-    add_refs(conn, &doc.id, refs)
+    let ids: Vec<&str> = refs.iter().map(|item| item.id.as_str()).collect();
+    count_uses(conn, &ids, Use::Gained)
 }
 
-pub fn update(conn: &Conn, doc: &Document, refs: &[Arc<CatalogItem>]) -> ApiResult<()> {
+/// Stores `doc`'s new body; `before` is what its body referred to until now
+/// ([`references`] of the stored document), `refs` what it refers to now.
+pub fn update(
+    conn: &Conn,
+    doc: &Document,
+    before: &[String],
+    refs: &[Arc<CatalogItem>],
+) -> ApiResult<()> {
     conn.prepare_cached("UPDATE documents SET body = ?2, updated_at = ?3 WHERE id = ?1")?
         .execute(params![doc.id, body_text(doc), doc.updated_at])?;
     crate::db::offered::wrote(conn, TABLE, &[&doc.id]);
-    conn.prepare_cached("DELETE FROM document_refs WHERE document_id = ?1")?
-        .execute([&doc.id])?;
-    add_refs(conn, &doc.id, refs)
+    let dropped: Vec<&str> = before
+        .iter()
+        .map(String::as_str)
+        .filter(|id| !refs.iter().any(|item| item.id == *id))
+        .collect();
+    let gained: Vec<&str> = refs
+        .iter()
+        .map(|item| item.id.as_str())
+        .filter(|id| !before.iter().any(|old| old == id))
+        .collect();
+    count_uses(conn, &dropped, Use::Dropped)?;
+    count_uses(conn, &gained, Use::Gained)
 }
 
-/// The document's references, as few statements as the engine prefers
-/// (`Dialect::rows_per_insert`: on PostgreSQL one for a quality result's
-/// three, on SQLite one each).
-fn add_refs(conn: &Conn, id: &str, refs: &[Arc<CatalogItem>]) -> ApiResult<()> {
-    static TEXTS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
-    let per_insert = conn.dialect().rows_per_insert();
-    let texts = TEXTS.get_or_init(|| {
-        (1..=crate::db::dialect::MOST_ROWS_PER_INSERT)
-            .map(|count| {
-                let rows: Vec<String> = (0..count).map(|i| format!("(?1, ?{})", i + 2)).collect();
+/// The catalog items a stored document refers to, each once: the record ids
+/// in its body (what `schema::resolve` put there, the items of the write's
+/// `used`).
+pub fn references(doc: &Document) -> Vec<String> {
+    let mut ids = Vec::new();
+    schema::referenced_ids(doc.kind.fields, &doc.body, &mut ids);
+    let mut seen = std::collections::HashSet::new();
+    ids.retain(|id| seen.insert(id.clone()));
+    ids
+}
+
+/// Whether a document began or stopped referring to a catalog item.
+#[derive(Clone, Copy, PartialEq)]
+enum Use {
+    Gained,
+    Dropped,
+}
+
+/// Moves the count of documents using each of `ids` (distinct) by one, in
+/// as few statements as the engine prefers (`Dialect::rows_per_insert`: on
+/// PostgreSQL one or two for a quality result's three, on SQLite one or two
+/// each). An item's first use adds its row: the UPDATE finds fewer rows than
+/// ids, and the INSERT adds those missing (the others are there, so
+/// `DO NOTHING` leaves their new count alone).
+fn count_uses(conn: &Conn, ids: &[&str], change: Use) -> ApiResult<()> {
+    static TEXTS: std::sync::OnceLock<[Vec<String>; 3]> = std::sync::OnceLock::new();
+    let [gained, dropped, added] = TEXTS.get_or_init(|| {
+        let texts = |each: &dyn Fn(usize) -> String| -> Vec<String> {
+            (1..=crate::db::dialect::MOST_ROWS_PER_INSERT)
+                .map(each)
+                .collect()
+        };
+        let list = |count: usize| {
+            (1..=count)
+                .map(|i| format!("?{i}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        [
+            texts(&|count| {
                 format!(
-                    "INSERT INTO document_refs (document_id, item_id) VALUES {} \
-                     ON CONFLICT DO NOTHING",
+                    "UPDATE catalog_item_uses SET uses = uses + 1 WHERE item_id IN ({})",
+                    list(count)
+                )
+            }),
+            texts(&|count| {
+                format!(
+                    "UPDATE catalog_item_uses SET uses = uses - 1 WHERE item_id IN ({})",
+                    list(count)
+                )
+            }),
+            texts(&|count| {
+                let rows: Vec<String> = (1..=count).map(|i| format!("(?{i}, 1)")).collect();
+                format!(
+                    "INSERT INTO catalog_item_uses (item_id, uses) VALUES {} \
+                     ON CONFLICT (item_id) DO NOTHING",
                     rows.join(", ")
                 )
-            })
-            .collect()
+            }),
+        ]
     });
-    for chunk in refs.chunks(per_insert) {
-        let sql = &texts[chunk.len() - 1];
-        let mut values: Vec<&dyn crate::db::ToSql> = Vec::with_capacity(chunk.len() + 1);
-        values.push(&id);
-        values.extend(chunk.iter().map(|item| &item.id as &dyn crate::db::ToSql));
-        conn.prepare_cached(sql)?.execute(values.as_slice())?;
+    for chunk in ids.chunks(conn.dialect().rows_per_insert()) {
+        let values: Vec<&dyn crate::db::ToSql> =
+            chunk.iter().map(|id| id as &dyn crate::db::ToSql).collect();
+        let texts = if change == Use::Gained {
+            gained
+        } else {
+            dropped
+        };
+        let counted = conn
+            .prepare_cached(&texts[chunk.len() - 1])?
+            .execute(values.as_slice())?;
+        if counted < chunk.len() {
+            if change == Use::Dropped {
+                return Err(crate::error::ApiError::internal(format!(
+                    "{} of the catalog items a document referred to had no count of uses",
+                    chunk.len() - counted
+                )));
+            }
+            conn.prepare_cached(&added[chunk.len() - 1])?
+                .execute(values.as_slice())?;
+        }
     }
     Ok(())
 }
 
-pub fn delete(conn: &Conn, id: &str) -> crate::db::Result<()> {
+/// Deletes a document; the items it referred to count one use fewer.
+pub fn delete(conn: &Conn, doc: &Document) -> ApiResult<()> {
     conn.prepare_cached("DELETE FROM documents WHERE id = ?1")?
-        .execute([id])?;
-    Ok(())
+        .execute([&doc.id])?;
+    let ids = references(doc);
+    let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+    count_uses(conn, &ids, Use::Dropped)
 }
 
 /// How many documents of each kind a job holds.

@@ -33,6 +33,7 @@ pub const FIRST_VERSION: i64 = 7;
 const STEPS: &[&str] = &[
     include_str!("../migrations/0008_synonyms_order.sql"),
     TENANT_WORKSPACES,
+    CATALOG_ITEM_USES,
 ];
 
 /// Version 9 (SQLite's `0009_tenant_workspaces.sql`) with PostgreSQL's types,
@@ -45,6 +46,18 @@ INSERT INTO tenant_workspaces (tenant, workspaces)
     SELECT tenant, count(*) FROM workspace_members GROUP BY tenant;
 CREATE TRIGGER quayside_count BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE
     ON tenant_workspaces FOR EACH STATEMENT EXECUTE FUNCTION quayside_count_commit();";
+
+/// Version 10 (SQLite's `0010_catalog_item_uses.sql`) with PostgreSQL's
+/// types, and the commit-counting trigger.
+const CATALOG_ITEM_USES: &str = "CREATE TABLE catalog_item_uses (
+    item_id text   PRIMARY KEY REFERENCES catalog_items (id) ON DELETE CASCADE,
+    uses    bigint NOT NULL CHECK (uses >= 0)
+);
+INSERT INTO catalog_item_uses (item_id, uses)
+    SELECT item_id, count(*) FROM document_refs GROUP BY item_id;
+DROP TABLE document_refs;
+CREATE TRIGGER quayside_count BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE
+    ON catalog_item_uses FOR EACH STATEMENT EXECUTE FUNCTION quayside_count_commit();";
 
 const _: () = assert!(FIRST_VERSION + STEPS.len() as i64 == CURRENT_VERSION);
 

@@ -204,13 +204,11 @@ CREATE INDEX catalog_items_list ON catalog_items (workspace_id, catalog, created
 CREATE INDEX catalog_items_name
     ON catalog_items (workspace_id, catalog, name_folded NULLS FIRST, created_at, id);
 
--- Which catalog items a document refers to, so that a referenced item cannot be deleted.
-CREATE TABLE document_refs (
-    document_id text NOT NULL REFERENCES documents (id) ON DELETE CASCADE,
-    item_id     text NOT NULL REFERENCES catalog_items (id),
-    PRIMARY KEY (document_id, item_id)
+-- How many documents refer to each catalog item (schema.sql, version 10).
+CREATE TABLE catalog_item_uses (
+    item_id text   PRIMARY KEY REFERENCES catalog_items (id) ON DELETE CASCADE,
+    uses    bigint NOT NULL CHECK (uses >= 0)
 );
-CREATE INDEX document_refs_item ON document_refs (item_id);
 
 -- Two catalog records of one catalog that describe the same thing (symmetric).
 CREATE TABLE synonyms (

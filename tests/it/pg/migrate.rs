@@ -240,7 +240,7 @@ fn a_data_file_moves_into_an_empty_database_checked_and_keeps_working() {
         "workspace_members",
         "documents",
         "catalog_items",
-        "document_refs",
+        "catalog_item_uses",
         "blobs",
         "blob_chunks",
         "attachments",

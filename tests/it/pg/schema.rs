@@ -307,10 +307,45 @@ fn an_older_database_is_brought_forward_by_the_steps_and_one_before_them_refused
     client
         .batch_execute(
             "DROP INDEX synonyms_workspace_all; DROP TABLE tenant_workspaces; \
+             DROP TABLE catalog_item_uses; \
+             CREATE TABLE document_refs ( \
+                 document_id text NOT NULL REFERENCES documents (id) ON DELETE CASCADE, \
+                 item_id text NOT NULL REFERENCES catalog_items (id), \
+                 PRIMARY KEY (document_id, item_id)); \
+             CREATE INDEX document_refs_item ON document_refs (item_id); \
+             CREATE TRIGGER quayside_count BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE \
+                 ON document_refs FOR EACH STATEMENT EXECUTE FUNCTION quayside_count_commit(); \
              UPDATE quayside_meta SET schema_version = 7",
         )
         .unwrap();
+    // Two documents linked to one catalog item, one of them to a second.
+    client
+        .batch_execute(
+            "INSERT INTO workspaces (id, client_id, created_at, updated_at) VALUES ('w', 'o', 1, 1); \
+             INSERT INTO catalog_items (id, workspace_id, catalog, created_at, updated_at) \
+                 VALUES ('i1', 'w', 'products', 1, 1), ('i2', 'w', 'products', 1, 1); \
+             INSERT INTO documents (id, workspace_id, kind, body, created_at, updated_at) \
+                 VALUES ('j1', 'w', 'job', '{}', 1, 1), ('j2', 'w', 'job', '{}', 2, 2); \
+             INSERT INTO document_refs (document_id, item_id) \
+                 VALUES ('j1', 'i1'), ('j2', 'i1'), ('j2', 'i2')",
+        )
+        .unwrap();
     apply_schema(&client).unwrap();
+    let uses = client
+        .query(
+            "SELECT item_id, uses FROM catalog_item_uses ORDER BY 1",
+            &[],
+        )
+        .unwrap();
+    let uses: Vec<_> = uses.iter().map(|row| row.values().to_vec()).collect();
+    assert_eq!(
+        uses,
+        [
+            vec![Value::Text("i1".into()), Value::Integer(2)],
+            vec![Value::Text("i2".into()), Value::Integer(1)],
+        ],
+        "version 10 counted the links"
+    );
     assert_eq!(schema_version(&client).unwrap(), Some(CURRENT_VERSION));
     assert_eq!(pg_shape(&client), pg_shape(&fresh_client));
     let count = client

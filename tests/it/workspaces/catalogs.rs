@@ -184,6 +184,109 @@ fn catalog_items_are_created_filtered_read_and_patched() {
     expect_404(&w.patch(&w.item_path("products", MISSING), &json!({"name": "x"})));
 }
 
+/// A catalog item's delete is refused while documents use it, and says how
+/// many: the count follows every create, certificate, change of a reference
+/// and delete, and a write that fails leaves it as it was.
+#[test]
+fn the_documents_using_a_catalog_item_are_counted() {
+    let w = World::new();
+    let product = |xref: &str| json!({"cargo": {"product": {"xref": xref, "name": xref}}});
+    let (first, first_body) = w.create_job(product("P1"));
+    let (second, _) = w.create_job(product("P1"));
+    let p1 = text(&first_body["cargo"]["product"]);
+    let uses = |catalog: &str, id: &str| -> Option<String> {
+        let reply = w.server.delete(&w.item_path(catalog, id), &w.alice);
+        if reply.status == 200 {
+            return None;
+        }
+        expect_error(&reply, 409, "catalog_item_in_use", None);
+        Some(reply.text())
+    };
+    let in_use = |catalog: &str, id: &str, count: usize| {
+        let message = uses(catalog, id).expect("the item is in use");
+        assert!(
+            message.contains(&format!("referenced by {count} document(s)")),
+            "{message}"
+        );
+    };
+    in_use("products", &p1, 2);
+
+    // A change of the reference moves the use; a change of anything else,
+    // and a change that fails, leave the counts alone.
+    let moved = expect(&w.patch(&w.job_path(&second), &product("P2")), 200);
+    let p2 = text(&moved["cargo"]["product"]);
+    assert_ne!(p1, p2);
+    in_use("products", &p1, 1);
+    in_use("products", &p2, 1);
+    expect(
+        &w.patch(&w.job_path(&second), &json!({"activity": "discharge"})),
+        200,
+    );
+    expect_error(
+        &w.patch(
+            &w.job_path(&second),
+            &json!({"cargo": {"product": {"id": MISSING}}}),
+        ),
+        400,
+        "invalid_field",
+        Some("cargo.product"),
+    );
+    in_use("products", &p2, 1);
+
+    // A certificate of three results naming one test counts three uses, as
+    // three results made one by one do.
+    let certificate = Value::Array(
+        (0..3)
+            .map(|n| {
+                let mut result = quality_sample();
+                result["testNumber"] = json!(n);
+                result
+            })
+            .collect(),
+    );
+    let made = expect(
+        &w.server
+            .post(&w.results_path(&first, &QUALITY), &w.alice, &certificate),
+        201,
+    );
+    let test = text(&made[0]["body"]["test"]["id"]);
+    in_use("tests", &test, 3);
+    // A certificate refused at its last item, in the writer after the
+    // others were stored, stores none and counts nothing.
+    let mut refused = certificate.clone();
+    refused[2]["test"] = json!({"id": MISSING});
+    expect(
+        &w.server
+            .post(&w.results_path(&first, &QUALITY), &w.alice, &refused),
+        400,
+    );
+    in_use("tests", &test, 3);
+    let (single, _) = w.create_sample(&second, &QUALITY);
+    in_use("tests", &test, 4);
+
+    // Each delete gives its uses back.
+    expect(
+        &w.server
+            .delete(&w.result_path(&second, &QUALITY, &single), &w.alice),
+        200,
+    );
+    in_use("tests", &test, 3);
+    for result in made.as_array().unwrap() {
+        let id = text(&result["id"]);
+        expect(
+            &w.server
+                .delete(&w.result_path(&first, &QUALITY, &id), &w.alice),
+            200,
+        );
+    }
+    assert_eq!(uses("tests", &test), None, "the test is free and deleted");
+    expect(&w.server.delete(&w.job_path(&first), &w.alice), 200);
+    assert_eq!(uses("products", &p1), None, "P1 is free and deleted");
+    in_use("products", &p2, 1);
+    expect(&w.server.delete(&w.job_path(&second), &w.alice), 200);
+    assert_eq!(uses("products", &p2), None, "P2 is free and deleted");
+}
+
 #[test]
 fn a_catalog_item_in_use_cannot_be_deleted() {
     let w = World::new();
