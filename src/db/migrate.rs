@@ -218,17 +218,34 @@ mod tests {
             .unwrap()
     }
 
+    /// Brings `conn`, empty, to schema `version` as the releases made it:
+    /// the first release's schema, then the steps up to that version.
+    fn make_version(conn: &Connection, version: usize) {
+        conn.execute_batch(include_str!("../../tests/fixtures/schema-v1.sql"))
+            .unwrap();
+        for step in &STEPS[..version - 1] {
+            conn.execute_batch(step).unwrap();
+        }
+        conn.pragma_update(None, "user_version", version as i64)
+            .unwrap();
+    }
+
+    /// The rows of a query of two columns.
+    fn pairs<T: rusqlite::types::FromSql>(conn: &Connection, sql: &str) -> Vec<(String, T)> {
+        conn.prepare(sql)
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap()
+    }
+
     /// Version 10: the links of documents to catalog items become a count
     /// of uses per item, the links' table goes.
     #[test]
     fn a_version_9_file_counts_the_uses_of_its_catalog_items() {
         let mut conn = Connection::open_in_memory().unwrap();
-        conn.execute_batch(include_str!("../../tests/fixtures/schema-v1.sql"))
-            .unwrap();
-        for step in &STEPS[..8] {
-            conn.execute_batch(step).unwrap();
-        }
-        conn.pragma_update(None, "user_version", 9).unwrap();
+        make_version(&conn, 9);
         conn.execute_batch(
             "INSERT INTO organizations (id, name, name_folded, audience, created_at, updated_at)
                  VALUES ('oa', 'A', 'a', 'ta', 0, 0);
@@ -244,13 +261,10 @@ mod tests {
         )
         .unwrap();
         migrate(&mut conn).unwrap();
-        let uses: Vec<(String, i64)> = conn
-            .prepare("SELECT item_id, uses FROM catalog_item_uses ORDER BY 1")
-            .unwrap()
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-            .unwrap()
-            .collect::<Result<_, _>>()
-            .unwrap();
+        let uses: Vec<(String, i64)> = pairs(
+            &conn,
+            "SELECT item_id, uses FROM catalog_item_uses ORDER BY 1",
+        );
         assert_eq!(uses, vec![("i1".into(), 2), ("i2".into(), 1)]);
         let links: i64 = conn
             .query_row(
@@ -271,12 +285,7 @@ mod tests {
     #[test]
     fn a_version_6_file_gets_the_members_of_its_workspaces() {
         let mut conn = Connection::open_in_memory().unwrap();
-        conn.execute_batch(include_str!("../../tests/fixtures/schema-v1.sql"))
-            .unwrap();
-        for step in &STEPS[..5] {
-            conn.execute_batch(step).unwrap();
-        }
-        conn.pragma_update(None, "user_version", 6).unwrap();
+        make_version(&conn, 6);
         conn.execute_batch(
             "INSERT INTO organizations (id, name, name_folded, audience, created_at, updated_at)
                  VALUES ('oa', 'A', 'a', 'ta', 0, 0), ('ob', 'B', 'b', 'tb', 0, 0);
@@ -289,13 +298,10 @@ mod tests {
         )
         .unwrap();
         migrate(&mut conn).unwrap();
-        let members: Vec<(String, String)> = conn
-            .prepare("SELECT tenant, workspace_id FROM workspace_members ORDER BY 2, 1")
-            .unwrap()
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-            .unwrap()
-            .collect::<Result<_, _>>()
-            .unwrap();
+        let members: Vec<(String, String)> = pairs(
+            &conn,
+            "SELECT tenant, workspace_id FROM workspace_members ORDER BY 2, 1",
+        );
         let pair = |t: &str, w: &str| (t.to_string(), w.to_string());
         assert_eq!(
             members,
@@ -346,12 +352,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("v5.db");
         let mut conn = crate::db::open_connection(&path).unwrap();
-        conn.execute_batch(include_str!("../../tests/fixtures/schema-v1.sql"))
-            .unwrap();
-        for step in &STEPS[..4] {
-            conn.execute_batch(step).unwrap();
-        }
-        conn.pragma_update(None, "user_version", 5).unwrap();
+        make_version(&conn, 5);
         conn.execute_batch(
             "INSERT INTO blobs (id, created_at) VALUES ('b', 1);
              INSERT INTO blob_chunks (blob_id, seq, data) VALUES ('b', 0, zeroblob(1048576));",
@@ -381,12 +382,7 @@ mod tests {
     #[test]
     fn workspaces_made_before_party_consent_stay_as_they_were() {
         let mut conn = Connection::open_in_memory().unwrap();
-        conn.execute_batch(include_str!("../../tests/fixtures/schema-v1.sql"))
-            .unwrap();
-        for step in &STEPS[..3] {
-            conn.execute_batch(step).unwrap();
-        }
-        conn.pragma_update(None, "user_version", 4).unwrap();
+        make_version(&conn, 4);
         conn.execute_batch(
             "INSERT INTO organizations (id, name, name_folded, audience, created_at, updated_at) \
              VALUES ('c', 'C', 'c', 'tenant-c', 1, 1), ('v', 'V', 'v', 'tenant-v', 1, 1);
