@@ -241,8 +241,8 @@ pub struct RefContext<'a> {
     pub workspace: &'a str,
     pub owner_party: Option<&'a str>,
     pub now: i64,
-    /// Every item the document refers to, as found: for the count of its uses, and
-    /// to show the references expanded without reading them again. Shared,
+    /// Every item the document refers to, as found: to show the references
+    /// expanded without reading them again. Shared,
     /// as in [`Resolved`]: a reference costs no copy of its record.
     pub used: Vec<Arc<CatalogItem>>,
     /// What the write resolved before, for this document or an earlier one.

@@ -465,7 +465,7 @@ fn create_one(
         created_at: now,
         updated_at: now,
     };
-    store::insert(conn, &doc, &used)?;
+    store::insert(conn, &doc)?;
     store::shown(conn, doc, used)
 }
 
@@ -595,7 +595,7 @@ pub async fn patch(mut ctx: Ctx, kind: &'static Kind) -> ApiResult<Response> {
                 let before = store::references(&doc);
                 doc.body = normalized;
                 doc.updated_at = clock::now_ms();
-                store::update(conn, &doc, &before, &used)?;
+                store::update(conn, &doc, &before)?;
             }
             store::shown(conn, doc, used)
         })

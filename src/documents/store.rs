@@ -160,7 +160,8 @@ fn body_text(doc: &Document) -> String {
     crate::http::json::to_string(&doc.body).expect("a map of JSON values always serialises")
 }
 
-pub fn insert(conn: &Conn, doc: &Document, refs: &[Arc<CatalogItem>]) -> ApiResult<()> {
+/// Stores a new document; the items its body refers to count one use more.
+pub fn insert(conn: &Conn, doc: &Document) -> ApiResult<()> {
     conn.prepare_cached(
         "INSERT INTO documents (id, workspace_id, kind, job_id, body, created_at, updated_at) \
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
@@ -175,38 +176,30 @@ pub fn insert(conn: &Conn, doc: &Document, refs: &[Arc<CatalogItem>]) -> ApiResu
         doc.updated_at
     ])?;
     crate::db::offered::wrote(conn, TABLE, &[&doc.id]);
-    let ids: Vec<&str> = refs.iter().map(|item| item.id.as_str()).collect();
-    count_uses(conn, &ids, Use::Gained)
+    count_uses(conn, &references(doc), Use::Gained)
 }
 
-/// Stores `doc`'s new body; `before` is what its body referred to until now
-/// ([`references`] of the stored document), `refs` what it refers to now.
-pub fn update(
-    conn: &Conn,
-    doc: &Document,
-    before: &[String],
-    refs: &[Arc<CatalogItem>],
-) -> ApiResult<()> {
+/// Stores `doc`'s new body; `before` is what its stored body referred to
+/// ([`references`] of the document as it was). The uses move from the items
+/// it no longer refers to to those it now does.
+pub fn update(conn: &Conn, doc: &Document, before: &[String]) -> ApiResult<()> {
     conn.prepare_cached("UPDATE documents SET body = ?2, updated_at = ?3 WHERE id = ?1")?
         .execute(params![doc.id, body_text(doc), doc.updated_at])?;
     crate::db::offered::wrote(conn, TABLE, &[&doc.id]);
-    let dropped: Vec<&str> = before
+    let now = references(doc);
+    let dropped: Vec<String> = before
         .iter()
-        .map(String::as_str)
-        .filter(|id| !refs.iter().any(|item| item.id == *id))
+        .filter(|id| !now.contains(id))
+        .cloned()
         .collect();
-    let gained: Vec<&str> = refs
-        .iter()
-        .map(|item| item.id.as_str())
-        .filter(|id| !before.iter().any(|old| old == id))
-        .collect();
+    let gained: Vec<String> = now.into_iter().filter(|id| !before.contains(id)).collect();
     count_uses(conn, &dropped, Use::Dropped)?;
     count_uses(conn, &gained, Use::Gained)
 }
 
-/// The catalog items a stored document refers to, each once: the record ids
-/// in its body (what `schema::resolve` put there, the items of the write's
-/// `used`).
+/// The catalog items a document refers to, each once: the record ids in its
+/// body (what `schema::resolve` put there). The one answer to which items a
+/// document uses, for its create, its change and its delete alike.
 pub fn references(doc: &Document) -> Vec<String> {
     let mut ids = Vec::new();
     schema::referenced_ids(doc.kind.fields, &doc.body, &mut ids);
@@ -228,51 +221,44 @@ enum Use {
 /// each). An item's first use adds its row: the UPDATE finds fewer rows than
 /// ids, and the INSERT adds those missing (the others are there, so
 /// `DO NOTHING` leaves their new count alone).
-fn count_uses(conn: &Conn, ids: &[&str], change: Use) -> ApiResult<()> {
+fn count_uses(conn: &Conn, ids: &[String], change: Use) -> ApiResult<()> {
     static TEXTS: std::sync::OnceLock<[Vec<String>; 3]> = std::sync::OnceLock::new();
     let [gained, dropped, added] = TEXTS.get_or_init(|| {
-        let texts = |each: &dyn Fn(usize) -> String| -> Vec<String> {
+        // Texts for 1 to MOST_ROWS_PER_INSERT ids: `row(i)` the text of id `i`.
+        let texts = |head: &str, row: &dyn Fn(usize) -> String, tail: &str| -> Vec<String> {
             (1..=crate::db::dialect::MOST_ROWS_PER_INSERT)
-                .map(each)
+                .map(|count| {
+                    let rows: Vec<String> = (1..=count).map(row).collect();
+                    format!("{head}{}{tail}", rows.join(", "))
+                })
                 .collect()
         };
-        let list = |count: usize| {
-            (1..=count)
-                .map(|i| format!("?{i}"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
+        let id = |i: usize| format!("?{i}");
         [
-            texts(&|count| {
-                format!(
-                    "UPDATE catalog_item_uses SET uses = uses + 1 WHERE item_id IN ({})",
-                    list(count)
-                )
-            }),
-            texts(&|count| {
-                format!(
-                    "UPDATE catalog_item_uses SET uses = uses - 1 WHERE item_id IN ({})",
-                    list(count)
-                )
-            }),
-            texts(&|count| {
-                let rows: Vec<String> = (1..=count).map(|i| format!("(?{i}, 1)")).collect();
-                format!(
-                    "INSERT INTO catalog_item_uses (item_id, uses) VALUES {} \
-                     ON CONFLICT (item_id) DO NOTHING",
-                    rows.join(", ")
-                )
-            }),
+            texts(
+                "UPDATE catalog_item_uses SET uses = uses + 1 WHERE item_id IN (",
+                &id,
+                ")",
+            ),
+            texts(
+                "UPDATE catalog_item_uses SET uses = uses - 1 WHERE item_id IN (",
+                &id,
+                ")",
+            ),
+            texts(
+                "INSERT INTO catalog_item_uses (item_id, uses) VALUES ",
+                &|i| format!("(?{i}, 1)"),
+                " ON CONFLICT (item_id) DO NOTHING",
+            ),
         ]
     });
+    let texts = match change {
+        Use::Gained => gained,
+        Use::Dropped => dropped,
+    };
     for chunk in ids.chunks(conn.dialect().rows_per_insert()) {
         let values: Vec<&dyn crate::db::ToSql> =
             chunk.iter().map(|id| id as &dyn crate::db::ToSql).collect();
-        let texts = if change == Use::Gained {
-            gained
-        } else {
-            dropped
-        };
         let counted = conn
             .prepare_cached(&texts[chunk.len() - 1])?
             .execute(values.as_slice())?;
@@ -294,9 +280,7 @@ fn count_uses(conn: &Conn, ids: &[&str], change: Use) -> ApiResult<()> {
 pub fn delete(conn: &Conn, doc: &Document) -> ApiResult<()> {
     conn.prepare_cached("DELETE FROM documents WHERE id = ?1")?
         .execute([&doc.id])?;
-    let ids = references(doc);
-    let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
-    count_uses(conn, &ids, Use::Dropped)
+    count_uses(conn, &references(doc), Use::Dropped)
 }
 
 /// How many documents of each kind a job holds.
