@@ -453,6 +453,21 @@ fn create_one(
     body: serde_json::Map<String, Value>,
     resolved: &mut Resolved,
 ) -> ApiResult<Arc<Shown>> {
+    let (doc, used) = new_document(conn, scope, kind, job, body, resolved)?;
+    store::insert(conn, &doc)?;
+    store::shown(conn, doc, used)
+}
+
+/// A new document of `kind` from `body`, checked and resolved (its missing
+/// catalog records created), not yet stored; with the records it uses.
+fn new_document(
+    conn: &Conn,
+    scope: &Scope,
+    kind: &'static Kind,
+    job: Option<&Document>,
+    body: serde_json::Map<String, Value>,
+    resolved: &mut Resolved,
+) -> ApiResult<(Document, Vec<Arc<CatalogItem>>)> {
     let id = crate::ids::new_id();
     let (normalized, used) = prepare(conn, scope, kind, job, Subject::New(&id), body, resolved)?;
     let now = clock::now_ms();
@@ -465,14 +480,16 @@ fn create_one(
         created_at: now,
         updated_at: now,
     };
-    store::insert(conn, &doc)?;
-    store::shown(conn, doc, used)
+    Ok((doc, used))
 }
 
 /// Creates every item of an array in one write, in order, or none: every
-/// item is checked (and stored, so later items see earlier ones, their
-/// new catalog records included); the items that fail with a 400 or a 409
-/// are all reported, with their index, and the write is rolled back.
+/// item is checked (later items see the catalog records earlier ones
+/// created), the items that fail with a 400 or a 409 are all reported, with
+/// their index, and the write is rolled back; when none fails, all are stored
+/// together (`store::insert_many`). No rule of a `bulk` kind reads the
+/// other documents of its job (`rules::before_write`), so an item is checked
+/// the same before the earlier ones are stored as after.
 fn create_many(
     conn: &Conn,
     scope: &Scope,
@@ -486,23 +503,30 @@ fn create_many(
         job,
     })?;
     let count = items.len();
-    let mut created = Vec::with_capacity(count);
+    let mut docs = Vec::with_capacity(count);
+    let mut uses = Vec::with_capacity(count);
     let mut failed = Vec::new();
     let mut resolved = Resolved::default();
     for (index, item) in items.into_iter().enumerate() {
-        match item.and_then(|body| create_one(conn, scope, kind, job, body, &mut resolved)) {
-            Ok(done) => created.push(done),
+        match item.and_then(|body| new_document(conn, scope, kind, job, body, &mut resolved)) {
+            Ok((doc, used)) => {
+                docs.push(doc);
+                uses.push(used);
+            }
             Err(error) if matches!(error.status(), 400 | 409) => {
                 failed.push(ItemError { index, error });
             }
             Err(other) => return Err(other),
         }
     }
-    if failed.is_empty() {
-        Ok(created)
-    } else {
-        Err(ApiError::items(count, failed, prefix))
+    if !failed.is_empty() {
+        return Err(ApiError::items(count, failed, prefix));
     }
+    store::insert_many(conn, &docs)?;
+    docs.into_iter()
+        .zip(uses)
+        .map(|(doc, used)| store::shown(conn, doc, used))
+        .collect()
 }
 
 /// `POST`: creates a document, or for a `bulk` kind an array of them all or

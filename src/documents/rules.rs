@@ -358,6 +358,22 @@ mod tests {
         }
     }
 
+    /// `routes::create_many` checks every item of a certificate before it
+    /// stores any, which is right only while no rule of a kind that takes
+    /// certificates reads the job's other documents: in `before_write`, the
+    /// job's transitions and the quantity result's one per direction do.
+    #[test]
+    fn no_kind_that_takes_certificates_has_a_rule_reading_its_job_s_documents() {
+        let reading = [JOB.key, QUANTITY_RESULT.key];
+        let bulk: Vec<&str> = kinds::ALL
+            .iter()
+            .filter(|kind| kind.bulk)
+            .map(|kind| kind.key)
+            .collect();
+        assert!(!bulk.is_empty());
+        assert!(bulk.iter().all(|key| !reading.contains(key)), "{bulk:?}");
+    }
+
     /// A field set by the rules lands where the kind's table puts it, so a
     /// body in documented order stays in it; a field already there keeps
     /// its place.

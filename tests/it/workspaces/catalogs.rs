@@ -251,6 +251,33 @@ fn the_documents_using_a_catalog_item_are_counted() {
     );
     let test = text(&made[0]["body"]["test"]["id"]);
     in_use("tests", &test, 3);
+    // A certificate whose items share some records, stored together: each
+    // record counts the items naming it, a record the certificate itself
+    // created too.
+    let mut mixed = certificate.clone();
+    for n in 0..2 {
+        mixed[n]["test"] = json!({"xref": "VIS", "name": "Viscosity"});
+    }
+    let mixed = expect(
+        &w.server
+            .post(&w.results_path(&first, &QUALITY), &w.alice, &mixed),
+        201,
+    );
+    let viscosity = text(&mixed[0]["body"]["test"]["id"]);
+    assert_eq!(text(&mixed[1]["body"]["test"]["id"]), viscosity);
+    assert_eq!(text(&mixed[2]["body"]["test"]["id"]), test);
+    in_use("tests", &viscosity, 2);
+    in_use("tests", &test, 4);
+    for result in mixed.as_array().unwrap() {
+        let id = text(&result["id"]);
+        expect(
+            &w.server
+                .delete(&w.result_path(&first, &QUALITY, &id), &w.alice),
+            200,
+        );
+    }
+    assert_eq!(uses("tests", &viscosity), None, "VIS is free and deleted");
+    in_use("tests", &test, 3);
     // A certificate refused at its last item, in the writer after the
     // others were stored, stores none and counts nothing.
     let mut refused = certificate.clone();
