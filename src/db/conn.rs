@@ -136,13 +136,15 @@ thread_local! {
     static WRITTEN: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
-fn mark_written() {
+pub(in crate::db) fn mark_written() {
     WRITTEN.with(|written| written.set(true));
 }
 
 /// Whether this thread ran a statement that may write (one SQLite does not
 /// call read-only, a batch of statements, or anything through
-/// [`Conn::sqlite`]) since the last call; forgets it.
+/// [`Conn::sqlite`]; on PostgreSQL any prepared statement but a `SELECT`, and
+/// any statement that failed, which leaves the transaction to be rolled
+/// back) since the last call; forgets it.
 pub(crate) fn take_written() -> bool {
     WRITTEN.with(|written| written.replace(false))
 }

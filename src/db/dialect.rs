@@ -65,16 +65,6 @@ impl Dialect {
         self.engine == Engine::Postgres
     }
 
-    /// Whether the writer may run a batch's writes without a savepoint each,
-    /// undoing a write that fails after writing by rolling the batch back and
-    /// running the writes before it again (`db::writer`). SQLite: yes, a
-    /// savepoint copies every page a write first touches to its journal
-    /// (about a tenth of a job's create in the writer). PostgreSQL: no, its
-    /// savepoints travel with other statements and cost no round trip.
-    pub fn replays_instead_of_savepoints(&self) -> bool {
-        self.engine == Engine::Sqlite
-    }
-
     /// The most rows one `INSERT ... VALUES` should carry when a write adds
     /// several rows to one table. SQLite: one. A statement that may write
     /// several rows and may fail midway (a constraint, a function) runs with

@@ -2,7 +2,7 @@
 //! uses, so no request ever meets "database is locked".
 //!
 //! Writes queue up while a commit is in progress; the writer takes everything
-//! queued as one batch, runs each write in its own savepoint inside one
+//! queued as one batch, runs each write as one unit (undone alone if it fails) inside one
 //! transaction, and commits once (group commit). Each caller is answered only
 //! once the batch is durable: on PostgreSQL when its COMMIT returns; on a data
 //! file when the [`Syncer`] has flushed the WAL behind it, while the writer
@@ -151,13 +151,13 @@ impl Capture for NoCapture {
     }
 }
 
-/// One queued write: run inside a savepoint, then answered after the commit.
+/// One queued write: run as one unit of its batch, then answered after the commit.
 trait WriteJob: Send {
     /// Who the write acts for, as the change log records it.
     fn actor(&self) -> &str;
     /// Whether the write is bookkeeping only (see `Db::write_bookkeeping`).
     fn bookkeeping(&self) -> bool;
-    /// Runs the write; true when its savepoint should be kept.
+    /// Runs the write; true when what it did should be kept.
     fn run(&mut self, conn: &Conn) -> bool;
 
     /// Whether its last run failed.
@@ -544,7 +544,7 @@ fn shutting_down() -> ApiError {
     ApiError::Unavailable("The server is shutting down; try again shortly".into())
 }
 
-/// Runs one batch: each job in its own savepoint, its changes recorded by
+/// Runs one batch: each job as one unit, its changes recorded by
 /// `capture` right after it, one COMMIT for all. Writes that arrived while
 /// the batch ran (`more`) join it before the COMMIT, up to `limit` ([`BatchLimit`]): they
 /// would otherwise wait for this commit and then pay one of their own, and
@@ -571,12 +571,15 @@ fn shutting_down() -> ApiError {
 /// number there, before readers can see it).
 ///
 /// How one request's writes stay one unit:
-/// - With a savepoint each (PostgreSQL; on SQLite when `careful`): a write
-///   that fails is rolled back to its savepoint, and the batch goes on.
-/// - Without (SQLite otherwise): a savepoint copies every page a write first
-///   touches to its journal, about a tenth of a job's create in the writer.
-///   A write that fails without having run a statement that may write
-///   ([`super::conn::take_written`]) left nothing to undo. One that fails
+/// - With a savepoint each (when `careful`): a write that fails is rolled
+///   back to its savepoint, and the batch goes on.
+/// - Without (otherwise): on SQLite a savepoint copies every page a write
+///   first touches to its journal, about a tenth of a job's create in the
+///   writer; on PostgreSQL its `SAVEPOINT` is a round trip of its own before
+///   the write's first prepared statement. A write that fails without having
+///   run a statement that may write, nor one that failed (on PostgreSQL the
+///   transaction must then be rolled back; [`super::conn::take_written`]),
+///   left nothing to undo. One that fails
 ///   after one is undone by rolling the whole transaction back; the writes
 ///   before it in the batch then run again, from the start, each in a
 ///   savepoint from then on, as does the rest of the batch
@@ -595,7 +598,7 @@ fn commit_batch(
     mut more: impl FnMut() -> Option<Job>,
     committing: impl FnOnce(),
 ) -> Outcome {
-    let mut replaying = conn.dialect().replays_instead_of_savepoints() && !careful;
+    let mut replaying = !careful;
     let mut replayed = false;
     let mut done: Vec<Job> = Vec::with_capacity(batch.len());
     // The answers to give once what they could see is durable: first the

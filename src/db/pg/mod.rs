@@ -182,7 +182,11 @@ impl Client {
     fn send_deferred(&self) -> Result<()> {
         let deferred = std::mem::take(&mut *self.deferred.borrow_mut());
         if !deferred.is_empty() {
-            self.inner.borrow_mut().client.batch_execute(&deferred)?;
+            self.inner
+                .borrow_mut()
+                .client
+                .batch_execute(&deferred)
+                .inspect_err(|_| crate::db::conn::mark_written())?;
             self.answered.set(std::time::Instant::now());
         }
         Ok(())
@@ -228,7 +232,11 @@ impl Client {
     /// placeholder rewrite (the schema, `BEGIN`/`COMMIT`, `SET`).
     pub fn batch_execute(&self, sql: &str) -> Result<()> {
         let sql = self.with_deferred(sql);
-        self.inner.borrow_mut().client.batch_execute(&sql)?;
+        self.inner
+            .borrow_mut()
+            .client
+            .batch_execute(&sql)
+            .inspect_err(|_| crate::db::conn::mark_written())?;
         self.answered.set(std::time::Instant::now());
         Ok(())
     }
@@ -238,7 +246,12 @@ impl Client {
     /// them returned, as text.
     pub fn batch_first(&self, sql: &str) -> Result<Option<String>> {
         let sql = self.with_deferred(sql);
-        let messages = self.inner.borrow_mut().client.simple_query(&sql)?;
+        let messages = self
+            .inner
+            .borrow_mut()
+            .client
+            .simple_query(&sql)
+            .inspect_err(|_| crate::db::conn::mark_written())?;
         self.answered.set(std::time::Instant::now());
         Ok(messages.iter().find_map(|message| match message {
             postgres::SimpleQueryMessage::Row(row) => row.get(0).map(String::from),
@@ -335,8 +348,22 @@ impl Client {
     }
 
     /// `sql`'s prepared statement (from the cache, or rewritten and prepared
-    /// now), then `f` with the driver's client and it.
+    /// now), then `f` with the driver's client and it. A statement that may
+    /// change rows, or one that fails (which leaves the transaction to be
+    /// rolled back), is noted for the writer (`conn::take_written`).
     fn run<T>(
+        &self,
+        sql: &str,
+        f: impl FnOnce(&mut postgres::Client, &postgres::Statement) -> Result<T, postgres::Error>,
+    ) -> Result<T> {
+        if may_write(sql) {
+            crate::db::conn::mark_written();
+        }
+        self.prepared_then(sql, f)
+            .inspect_err(|_| crate::db::conn::mark_written())
+    }
+
+    fn prepared_then<T>(
         &self,
         sql: &str,
         f: impl FnOnce(&mut postgres::Client, &postgres::Statement) -> Result<T, postgres::Error>,
@@ -411,6 +438,15 @@ impl Drop for Client {
             drop(client);
         }
     }
+}
+
+/// Whether a statement may change rows: any but a `SELECT` (the writer's
+/// test of whether a write that failed left anything to undo,
+/// `conn::take_written`).
+fn may_write(sql: &str) -> bool {
+    !sql.trim_start()
+        .get(..6)
+        .is_some_and(|verb| verb.eq_ignore_ascii_case("select"))
 }
 
 fn as_params(params: &[Value]) -> Vec<&(dyn ToSql + Sync)> {

@@ -1,7 +1,9 @@
 //! The writer's batches on both engines: the invariants that one request's
 //! writes are one unit and that no change is committed without its entry,
-//! on a data file and on PostgreSQL. There each write's `RELEASE` is held
-//! back to travel with the next write's `SAVEPOINT` (or the `COMMIT`) and its
+//! on a data file and on PostgreSQL. A batch's writes run without a savepoint
+//! each until one fails after writing; the batch is then run again, each
+//! write in a savepoint. On PostgreSQL a write's `RELEASE` is then held back
+//! to travel with the next write's `SAVEPOINT` (or the `COMMIT`) and its
 //! changes are recorded before it (`Dialect::records_before_release`); on
 //! SQLite the changes are recorded after it.
 
@@ -59,6 +61,20 @@ async fn hold(db: &Db) -> tokio::task::JoinHandle<ApiResult<()>> {
         tokio::time::sleep(Duration::from_millis(2)).await;
     }
     hold
+}
+
+/// A write queued at once, in the order made (polled once, it joins the
+/// writer's queue, which has room), while the writer is held.
+fn queued<T: Send + 'static>(
+    write: impl Future<Output = ApiResult<T>> + Send + 'static,
+) -> tokio::task::JoinHandle<ApiResult<T>> {
+    let mut write = Box::pin(write);
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    assert!(
+        write.as_mut().poll(&mut cx).is_pending(),
+        "the writer is held"
+    );
+    tokio::spawn(write)
 }
 
 async fn stored(db: &Db) -> Vec<String> {
@@ -123,18 +139,16 @@ fn a_failing_write_rolls_back_only_its_own_savepoint_and_every_other_write_commi
     }
 }
 
-/// On a data file a batch's writes run without a savepoint each: a write
+/// On both engines a batch's writes run without a savepoint each: a write
 /// that fails after writing is undone by rolling the batch back and running
 /// the writes before it again, which answer their second run; a write that
 /// failed by itself keeps its answer and is not run again; the rest of the
 /// batch, and the next batches, run with a savepoint each, so a second such
-/// failure replays nothing. On PostgreSQL every write has its savepoint and
-/// nothing runs twice. Either way the same answers and the same rows.
+/// failure replays nothing.
 #[test]
-fn a_write_failing_after_writing_is_undone_on_a_data_file_by_running_its_batch_again() {
+fn a_write_failing_after_writing_is_undone_by_running_its_batch_again() {
     type Runs = Arc<AtomicUsize>;
-    /// A write queued at once, in the order made (polled once, it joins
-    /// the writer's queue, which has room), counting its runs.
+    /// A write queued at once, counting its runs.
     fn insert(
         db: &Db,
         x: &'static str,
@@ -143,7 +157,7 @@ fn a_write_failing_after_writing_is_undone_on_a_data_file_by_running_its_batch_a
     ) -> (Runs, tokio::task::JoinHandle<ApiResult<String>>) {
         let runs = Runs::default();
         let counted = runs.clone();
-        let mut write = Box::pin(db.write(move |conn| {
+        let write = db.write(move |conn| {
             counted.fetch_add(1, Ordering::SeqCst);
             if write {
                 conn.execute("INSERT INTO t (x) VALUES (?1)", [x])?;
@@ -152,18 +166,12 @@ fn a_write_failing_after_writing_is_undone_on_a_data_file_by_running_its_batch_a
                 return Err(ApiError::conflict("test", "refused"));
             }
             Ok(format!("{x} stored"))
-        }));
-        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-        assert!(
-            write.as_mut().poll(&mut cx).is_pending(),
-            "the writer is held"
-        );
-        (runs, tokio::spawn(write))
+        });
+        (runs, queued(write))
     }
     let runs = |runs: &Runs| runs.load(Ordering::SeqCst);
     let dir = tempfile::tempdir().expect("temp dir");
     for location in locations(&dir) {
-        let file = matches!(location, Location::File(_));
         let db = open(&location, Arc::new(NoCapture));
         runtime().block_on(async {
             let held = hold(&db).await;
@@ -179,8 +187,7 @@ fn a_write_failing_after_writing_is_undone_on_a_data_file_by_running_its_batch_a
             assert_eq!(c.await.expect("join").expect("c"), "c stored");
             assert_eq!(d.await.expect("join").expect_err("d").code(), "test");
             assert_eq!(stored(&db).await, ["a", "c"]);
-            let again = if file { 2 } else { 1 };
-            assert_eq!(runs(&a_runs), again, "a runs again after b on a file");
+            assert_eq!(runs(&a_runs), 2, "a runs again after b");
             assert_eq!(runs(&e_runs), 1, "e keeps its answer");
             assert_eq!(runs(&b_runs), 1);
             assert_eq!(runs(&c_runs), 1, "c runs after the replay");
@@ -195,6 +202,49 @@ fn a_write_failing_after_writing_is_undone_on_a_data_file_by_running_its_batch_a
             assert_eq!(stored(&db).await, ["a", "c", "x"]);
             assert_eq!(runs(&x_runs), 1, "no replay");
             assert_eq!(runs(&y_runs), 1);
+        });
+        db.close().expect("close");
+    }
+}
+
+/// A write whose statement fails leaves the rest of its batch whole, though
+/// the statement only read and the write is the batch's last: on PostgreSQL
+/// a failed statement leaves the transaction to be rolled back (its COMMIT
+/// would roll back without an error), so the batch is run again, the writes
+/// before it twice, with a savepoint each; on a data file it left nothing to
+/// undo, and nothing runs twice.
+#[test]
+fn a_write_whose_statement_fails_leaves_the_rest_of_its_batch_whole() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    for location in locations(&dir) {
+        let file = matches!(location, Location::File(_));
+        let db = open(&location, Arc::new(NoCapture));
+        runtime().block_on(async {
+            let held = hold(&db).await;
+            let runs = Arc::new(AtomicUsize::new(0));
+            let insert = |x: &'static str| {
+                let counted = runs.clone();
+                queued(db.write(move |conn| {
+                    counted.fetch_add(1, Ordering::SeqCst);
+                    conn.execute("INSERT INTO t (x) VALUES (?1)", [x])?;
+                    Ok(())
+                }))
+            };
+            let (a, c) = (insert("a"), insert("c"));
+            let failing = queued(db.write(|conn| {
+                conn.prepare("SELECT x FROM no_such_table")?
+                    .query_map([], |row| row.get::<_, String>(0))?
+                    .collect::<Result<Vec<_>, _>>()?;
+                Ok(())
+            }));
+            held.await.expect("join").expect("hold");
+            a.await.expect("join").expect("a");
+            c.await.expect("join").expect("c");
+            let error = failing.await.expect("join").expect_err("no such table");
+            assert_eq!(error.status(), 500, "{error:?}");
+            assert_eq!(stored(&db).await, ["a", "c"]);
+            let runs = runs.load(Ordering::SeqCst);
+            assert_eq!(runs, if file { 2 } else { 4 }, "a and c, once or twice");
         });
         db.close().expect("close");
     }
