@@ -185,26 +185,6 @@ pub fn insert_many(conn: &Conn, docs: &[Document]) -> ApiResult<()> {
             "",
         )
     });
-    for chunk in docs.chunks(conn.dialect().rows_per_insert()) {
-        let bodies: Vec<String> = chunk.iter().map(body_text).collect();
-        let mut values: Vec<&dyn crate::db::ToSql> = Vec::with_capacity(7 * chunk.len());
-        for (doc, body) in chunk.iter().zip(&bodies) {
-            values.extend([
-                &doc.id as &dyn crate::db::ToSql,
-                &doc.workspace_id,
-                &doc.kind.key,
-                &doc.job_id,
-                body,
-                &doc.created_at,
-                &doc.updated_at,
-            ]);
-        }
-        conn.prepare_cached(&texts[chunk.len() - 1])?
-            .execute(values.as_slice())?;
-        for doc in chunk {
-            crate::db::offered::wrote(conn, TABLE, &[&doc.id]);
-        }
-    }
     // Each item once, with the number of the documents that gained it.
     let mut gained: Vec<(String, i64)> = Vec::new();
     let mut at: HashMap<String, usize> = HashMap::new();
@@ -217,7 +197,37 @@ pub fn insert_many(conn: &Conn, docs: &[Document]) -> ApiResult<()> {
             }
         }
     }
-    gain_uses(conn, &gained)
+    let bodies: Vec<String> = docs.iter().map(body_text).collect();
+    let chunks: Vec<(&[Document], &[String])> = docs
+        .chunks(conn.dialect().rows_per_insert())
+        .zip(bodies.chunks(conn.dialect().rows_per_insert()))
+        .collect();
+    let mut carried = None;
+    for (i, (chunk, bodies)) in chunks.iter().enumerate() {
+        let mut values: Vec<&dyn crate::db::ToSql> = Vec::with_capacity(7 * chunk.len());
+        for (doc, body) in chunk.iter().zip(bodies.iter()) {
+            values.extend([
+                &doc.id as &dyn crate::db::ToSql,
+                &doc.workspace_id,
+                &doc.kind.key,
+                &doc.job_id,
+                body,
+                &doc.created_at,
+                &doc.updated_at,
+            ]);
+        }
+        let text = texts[chunk.len() - 1].as_str();
+        if i + 1 == chunks.len() {
+            // The last one goes with the first count of uses, where it can.
+            carried = Some(Carried { text, values });
+        } else {
+            conn.prepare_cached(text)?.execute(values.as_slice())?;
+        }
+        for doc in chunk.iter() {
+            crate::db::offered::wrote(conn, TABLE, &[&doc.id]);
+        }
+    }
+    gain_uses(conn, carried, &gained)
 }
 
 /// Stores `doc`'s new body; `before` is what its stored body referred to
@@ -239,7 +249,7 @@ pub fn update(conn: &Conn, doc: &Document, before: &[String]) -> ApiResult<()> {
         .map(|id| (id, 1))
         .collect();
     drop_uses(conn, &dropped)?;
-    gain_uses(conn, &gained)
+    gain_uses(conn, None, &gained)
 }
 
 /// The catalog items a document refers to, each once: the record ids in its
@@ -265,23 +275,47 @@ fn texts_for_rows(head: &str, row: &dyn Fn(usize) -> String, tail: &str) -> Vec<
         .collect()
 }
 
-/// Counts `n` more documents using each item `id` of `gained` (distinct).
-/// The items gaining the same number share their statements, as few as the
-/// engine prefers (`Dialect::rows_per_insert`: on PostgreSQL one for a
-/// quality result's three items, or a certificate's; on SQLite one each).
-/// An item's first use adds its row: the UPDATE finds fewer rows than ids,
-/// and the INSERT adds those missing (the others are there, so `DO NOTHING`
-/// leaves their new count alone). An UPDATE, not an upsert: on PostgreSQL a
-/// single quality result ran 7% slower with `ON CONFLICT DO UPDATE`.
-fn gain_uses(conn: &Conn, gained: &[(String, i64)]) -> ApiResult<()> {
+/// A statement run just before the first count of uses, in one statement
+/// with it where the engine chains statements (`Dialect::chained`).
+struct Carried<'a> {
+    text: &'a str,
+    values: Vec<&'a dyn crate::db::ToSql>,
+}
+
+/// The text counting `k` items' uses more by an amount, its placeholders
+/// numbered from `after + 1` (the amount) on.
+fn gain_text(after: usize, k: usize) -> String {
+    let ids: Vec<String> = (after + 2..=after + k + 1)
+        .map(|i| format!("?{i}"))
+        .collect();
+    format!(
+        "UPDATE catalog_item_uses SET uses = uses + ?{} WHERE item_id IN ({})",
+        after + 1,
+        ids.join(", ")
+    )
+}
+
+/// Counts `n` more documents using each item `id` of `gained` (distinct),
+/// after running `carried` (with the first of these statements where the
+/// engine chains them). The items gaining the same number share their
+/// statements, as few as the engine prefers (`Dialect::rows_per_insert`: on
+/// PostgreSQL one for a quality result's three items, or a certificate's; on
+/// SQLite one each). An item's first use adds its row: the UPDATE finds fewer
+/// rows than ids, and the INSERT adds those missing (the others are there,
+/// so `DO NOTHING` leaves their new count alone). An UPDATE, not an upsert:
+/// on PostgreSQL a single quality result ran 7% slower with
+/// `ON CONFLICT DO UPDATE`.
+fn gain_uses(
+    conn: &Conn,
+    mut carried: Option<Carried<'_>>,
+    gained: &[(String, i64)],
+) -> ApiResult<()> {
     static TEXTS: std::sync::OnceLock<[Vec<String>; 2]> = std::sync::OnceLock::new();
     let [update, add] = TEXTS.get_or_init(|| {
         [
-            texts_for_rows(
-                "UPDATE catalog_item_uses SET uses = uses + ?1 WHERE item_id IN (",
-                &|i| format!("?{}", i + 1),
-                ")",
-            ),
+            (1..=crate::db::dialect::MOST_ROWS_PER_INSERT)
+                .map(|k| gain_text(0, k))
+                .collect(),
             texts_for_rows(
                 "INSERT INTO catalog_item_uses (item_id, uses) VALUES ",
                 &|i| format!("(?{}, ?1)", i + 1),
@@ -303,14 +337,39 @@ fn gain_uses(conn: &Conn, gained: &[(String, i64)]) -> ApiResult<()> {
                 std::iter::once(&amount as &dyn crate::db::ToSql)
                     .chain(chunk.iter().map(|id| *id as &dyn crate::db::ToSql))
                     .collect();
-            let counted = conn
-                .prepare_cached(&update[chunk.len() - 1])?
-                .execute(values.as_slice())?;
+            let chained = carried.take().and_then(|first| {
+                let then = gain_text(first.values.len(), chunk.len());
+                match conn.dialect().chained(first.text, &then) {
+                    Some(text) => Some((text, first.values)),
+                    None => {
+                        carried = Some(first);
+                        None
+                    }
+                }
+            });
+            let counted = match chained {
+                Some((text, mut both)) => {
+                    both.extend(values.iter().copied());
+                    conn.prepare_cached(&text)?.execute(both.as_slice())?
+                }
+                None => {
+                    if let Some(first) = carried.take() {
+                        conn.prepare_cached(first.text)?
+                            .execute(first.values.as_slice())?;
+                    }
+                    conn.prepare_cached(&update[chunk.len() - 1])?
+                        .execute(values.as_slice())?
+                }
+            };
             if counted < chunk.len() {
                 conn.prepare_cached(&add[chunk.len() - 1])?
                     .execute(values.as_slice())?;
             }
         }
+    }
+    if let Some(first) = carried {
+        conn.prepare_cached(first.text)?
+            .execute(first.values.as_slice())?;
     }
     Ok(())
 }
