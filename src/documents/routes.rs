@@ -440,26 +440,11 @@ async fn create_input(
     Ok((Input::Many(items), prefix))
 }
 
-/// Creates one document in the writer: validated, its references resolved
-/// (missing catalog records created), checked by the kind's rules, stored.
-/// The one path of every create, alone or as an item of an array (whose
-/// items share `resolved`: a record found or created once is not looked up
-/// again).
-fn create_one(
-    conn: &Conn,
-    scope: &Scope,
-    kind: &'static Kind,
-    job: Option<&Document>,
-    body: serde_json::Map<String, Value>,
-    resolved: &mut Resolved,
-) -> ApiResult<Arc<Shown>> {
-    let (doc, used) = new_document(conn, scope, kind, job, body, resolved)?;
-    store::insert(conn, &doc)?;
-    store::shown(conn, doc, used)
-}
-
-/// A new document of `kind` from `body`, checked and resolved (its missing
-/// catalog records created), not yet stored; with the records it uses.
+/// A new document of `kind` from `body` in the writer: validated, its
+/// references resolved (missing catalog records created), checked by the
+/// kind's rules; not yet stored; with the records it uses. The one path of
+/// every create, alone or as an item of an array (whose items share
+/// `resolved`: a record found or created once is not looked up again).
 fn new_document(
     conn: &Conn,
     scope: &Scope,
@@ -548,8 +533,10 @@ pub async fn create(
             match input.for_run() {
                 Input::One(body) => {
                     let mut resolved = Resolved::default();
-                    let one = create_one(conn, scope, kind, job.as_ref(), body?, &mut resolved)?;
-                    Ok(vec![one])
+                    let (doc, used) =
+                        new_document(conn, scope, kind, job.as_ref(), body?, &mut resolved)?;
+                    store::insert(conn, &doc)?;
+                    Ok(vec![store::shown(conn, doc, used)?])
                 }
                 Input::Many(items) => create_many(conn, scope, kind, job.as_ref(), items, prefix),
             }
