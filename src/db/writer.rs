@@ -2,8 +2,8 @@
 //! uses, so no request ever meets "database is locked".
 //!
 //! Writes queue up while a commit is in progress; the writer takes everything
-//! queued as one batch, runs each write as one unit (undone alone if it fails) inside one
-//! transaction, and commits once (group commit). Each caller is answered only
+//! queued as one batch, runs each write as one unit (undone alone if it
+//! fails) inside one transaction, and commits once (group commit). Each caller is answered only
 //! once the batch is durable: on PostgreSQL when its COMMIT returns; on a data
 //! file when the [`Syncer`] has flushed the WAL behind it, while the writer
 //! already runs the next batch (`db::durable`): one flush per batch at most,
@@ -151,7 +151,8 @@ impl Capture for NoCapture {
     }
 }
 
-/// One queued write: run as one unit of its batch, then answered after the commit.
+/// One queued write: run as one unit of its batch, then answered after the
+/// commit.
 trait WriteJob: Send {
     /// Who the write acts for, as the change log records it.
     fn actor(&self) -> &str;

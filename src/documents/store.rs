@@ -223,11 +223,12 @@ pub fn insert_many(conn: &Conn, docs: &[Document]) -> ApiResult<()> {
         } else {
             conn.prepare_cached(text)?.execute(values.as_slice())?;
         }
-        for doc in chunk.iter() {
-            crate::db::offered::wrote(conn, TABLE, &[&doc.id]);
-        }
     }
-    gain_uses(conn, carried, &gained)
+    gain_uses(conn, carried, &gained)?;
+    for doc in docs {
+        crate::db::offered::wrote(conn, TABLE, &[&doc.id]);
+    }
+    Ok(())
 }
 
 /// Stores `doc`'s new body; `before` is what its stored body referred to
@@ -337,28 +338,23 @@ fn gain_uses(
                 std::iter::once(&amount as &dyn crate::db::ToSql)
                     .chain(chunk.iter().map(|id| *id as &dyn crate::db::ToSql))
                     .collect();
-            let chained = carried.take().and_then(|first| {
-                let then = gain_text(first.values.len(), chunk.len());
-                match conn.dialect().chained(first.text, &then) {
-                    Some(text) => Some((text, first.values)),
-                    None => {
-                        carried = Some(first);
-                        None
+            let update = &update[chunk.len() - 1];
+            let counted = match carried.take() {
+                None => conn.prepare_cached(update)?.execute(values.as_slice())?,
+                Some(first) => {
+                    let then = gain_text(first.values.len(), chunk.len());
+                    match conn.dialect().chained(first.text, &then) {
+                        Some(text) => {
+                            let mut both = first.values;
+                            both.extend(values.iter().copied());
+                            conn.prepare_cached(&text)?.execute(both.as_slice())?
+                        }
+                        None => {
+                            conn.prepare_cached(first.text)?
+                                .execute(first.values.as_slice())?;
+                            conn.prepare_cached(update)?.execute(values.as_slice())?
+                        }
                     }
-                }
-            });
-            let counted = match chained {
-                Some((text, mut both)) => {
-                    both.extend(values.iter().copied());
-                    conn.prepare_cached(&text)?.execute(both.as_slice())?
-                }
-                None => {
-                    if let Some(first) = carried.take() {
-                        conn.prepare_cached(first.text)?
-                            .execute(first.values.as_slice())?;
-                    }
-                    conn.prepare_cached(&update[chunk.len() - 1])?
-                        .execute(values.as_slice())?
                 }
             };
             if counted < chunk.len() {

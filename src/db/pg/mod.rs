@@ -182,11 +182,8 @@ impl Client {
     fn send_deferred(&self) -> Result<()> {
         let deferred = std::mem::take(&mut *self.deferred.borrow_mut());
         if !deferred.is_empty() {
-            self.inner
-                .borrow_mut()
-                .client
-                .batch_execute(&deferred)
-                .inspect_err(|_| crate::db::conn::mark_written())?;
+            // A failure is noted for the writer by `run`, its one caller.
+            self.inner.borrow_mut().client.batch_execute(&deferred)?;
             self.answered.set(std::time::Instant::now());
         }
         Ok(())
