@@ -256,6 +256,36 @@ impl Conn {
         self.execute_batch("ROLLBACK")
     }
 
+    /// Reads the answers of the statements sent ahead
+    /// ([`Statement::execute_ahead`]) that no call has read yet: the first
+    /// failure among them, if any. Nothing to do on SQLite, or when none
+    /// is unread.
+    pub(crate) fn settle_ahead(&self) -> Result<()> {
+        match self {
+            Conn::Sqlite(_) => Ok(()),
+            Conn::Pg(client) => Ok(client.settle_ahead()?),
+        }
+    }
+
+    /// Whether the last error of a call on this connection (since this was
+    /// last asked) was the failure of a statement sent ahead
+    /// ([`Statement::execute_ahead`]), not of the call's own: the writer
+    /// then fails the write that sent it. Never on SQLite.
+    pub(crate) fn take_failed_ahead(&self) -> bool {
+        match self {
+            Conn::Sqlite(_) => false,
+            Conn::Pg(client) => client.take_failed_ahead(),
+        }
+    }
+
+    /// Drops the answers of statements sent ahead and not yet read: the
+    /// write that sent them is being rolled back to its savepoint.
+    pub(crate) fn forget_sent_ahead(&self) {
+        if let Conn::Pg(client) = self {
+            client.forget_sent_ahead();
+        }
+    }
+
     /// The first row of one statement (prepared for this use), mapped by `f`;
     /// [`Error::is_no_rows`] when there is none (see [`OptionalExtension`]).
     pub fn query_row<T, P, F>(&self, sql: &str, params: P, f: F) -> Result<T>
@@ -497,6 +527,21 @@ impl<'c> Statement<'c> {
         }
     }
 
+    /// Runs it when its count of rows is not wanted: on PostgreSQL, in the
+    /// writer, it is sent without waiting for its answer, which comes with
+    /// the next statement's (`pg::Client::execute_ahead`; its failure is
+    /// then that statement's error, and the writer fails the write that sent
+    /// it). On SQLite, and anywhere else, as [`Statement::execute`].
+    pub fn execute_ahead<P: Params>(&mut self, params: P) -> Result<()> {
+        match self.engine() {
+            Engine::Sqlite(_) => self.execute(params).map(|_| ()),
+            Engine::Pg(client, sql) => {
+                let values = params.with(neutral)?;
+                Ok(client.execute_ahead(sql, &values)?)
+            }
+        }
+    }
+
     /// Its rows, one at a time.
     #[inline]
     pub fn query<P: Params>(&mut self, params: P) -> Result<Rows<'_>> {
@@ -563,8 +608,8 @@ pub enum Rows<'s> {
     Sqlite(rusqlite::Rows<'s>),
     /// PostgreSQL's rows, read whole when the statement ran.
     Pg {
-        rows: std::vec::IntoIter<postgres::Row>,
-        current: Option<postgres::Row>,
+        rows: std::vec::IntoIter<tokio_postgres::Row>,
+        current: Option<tokio_postgres::Row>,
     },
 }
 
@@ -611,7 +656,7 @@ pub enum Row<'r> {
     Sqlite(&'r rusqlite::Row<'r>),
     /// PostgreSQL's row as the driver received it: columns are read from its
     /// bytes when asked.
-    Pg(&'r postgres::Row),
+    Pg(&'r tokio_postgres::Row),
 }
 
 /// A column, by its position from 0.
@@ -706,7 +751,7 @@ impl Error {
     /// Whether the database could not be reached (its connection was lost,
     /// or could not be made): a 503 for the client, not a fault of ours.
     pub fn is_unreachable(&self) -> bool {
-        matches!(self, Error::Pg(pg::Error::Lost(_)))
+        matches!(self, Error::Pg(pg::Error::Lost(_) | pg::Error::Closed))
     }
 
     /// Whether the store is out of space (the disk, or the file's size cap).

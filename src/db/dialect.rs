@@ -65,6 +65,17 @@ impl Dialect {
         self.engine == Engine::Postgres
     }
 
+    /// Whether the writer sends a statement whose answer it does not need
+    /// without waiting for it (`Statement::execute_ahead`): PostgreSQL, where
+    /// each statement waited for is a round trip, so that one needing no
+    /// answer beats one whose answer decides the next (the uses of catalog
+    /// items: one upsert, not an `UPDATE` whose count says which rows to
+    /// add). SQLite: a statement is a local call, and there the `UPDATE` is
+    /// the cheaper.
+    pub fn sends_ahead(&self) -> bool {
+        self.engine == Engine::Postgres
+    }
+
     /// One statement running `first` and then `then`, where the engine has
     /// one: PostgreSQL's data-modifying `WITH`, whose row count is `then`'s
     /// (`then` must number its placeholders after `first`'s, and must not

@@ -164,6 +164,11 @@ trait WriteJob: Send {
     /// Whether its last run failed.
     fn failed(&self) -> bool;
 
+    /// Fails its last run with `error`: a statement it sent ahead
+    /// (`Statement::execute_ahead`) failed, which the writer found only
+    /// when it recorded the write's changes.
+    fn fail(&mut self, error: ApiError);
+
     /// Answers the caller with the write's own result, unless the batch failed.
     fn deliver(self: Box<Self>, committed: ApiResult<()>);
 }
@@ -202,6 +207,10 @@ where
 
     fn failed(&self) -> bool {
         matches!(self.result, Some(Err(_)))
+    }
+
+    fn fail(&mut self, error: ApiError) {
+        self.result = Some(Err(error));
     }
 
     fn deliver(self: Box<Self>, committed: ApiResult<()>) {
@@ -647,30 +656,46 @@ fn commit_batch(
             }
         }
         super::conn::take_written();
+        conn.take_failed_ahead();
         let mut keep = job.run(conn);
         let wrote = super::conn::take_written();
         if !keep {
             forget(capture);
         }
         // A write whose changes cannot be recorded fails the whole batch
-        // (below), so no change is ever committed without its entry.
-        let mut record = |job: &Job| match capture.hold(conn, job.actor()) {
-            Ok(last) => {
-                last_change = last.or(last_change);
-                true
-            }
-            Err(err) => {
-                log::error!("cannot record a write's changes: {}", err.chain());
-                unrecorded.get_or_insert(err);
-                false
+        // (below), so no change is ever committed without its entry. The
+        // answers of the statements the write sent ahead are read with the
+        // capture's first, or after it: one that failed fails the write, as
+        // if it had returned the error itself.
+        let mut record = |job: &Job| {
+            let held = capture
+                .hold(conn, job.actor())
+                .and_then(|last| Ok(conn.settle_ahead().map(|()| last)?));
+            match held {
+                Ok(last) => {
+                    last_change = last.or(last_change);
+                    Recorded::Yes
+                }
+                Err(err) if conn.take_failed_ahead() => Recorded::WriteFailed(err),
+                Err(err) => {
+                    log::error!("cannot record a write's changes: {}", err.chain());
+                    unrecorded.get_or_insert(err);
+                    Recorded::No
+                }
             }
         };
         let mut abandoned = conn.is_autocommit();
         if !abandoned && replaying {
             if keep {
-                record(&job);
-                abandoned = conn.is_autocommit();
-            } else if wrote {
+                if let Recorded::WriteFailed(err) = record(&job) {
+                    job.fail(err);
+                    forget(capture);
+                    keep = false;
+                } else {
+                    abandoned = conn.is_autocommit();
+                }
+            }
+            if !keep && wrote {
                 // Undone with everything before it; those run again.
                 if let Err(err) = conn.rollback() {
                     log::error!("writer cannot roll back a batch to replay it: {err}");
@@ -694,15 +719,23 @@ fn commit_batch(
             }
         } else if !abandoned {
             let before_release = conn.dialect().records_before_release();
-            if keep && before_release && !record(&job) {
-                // Its savepoint is rolled back below, which keeps the
-                // transaction usable for the rest of the batch.
-                forget(capture);
-                keep = false;
+            if keep && before_release {
+                let recorded = record(&job);
+                if !matches!(recorded, Recorded::Yes) {
+                    // Its savepoint is rolled back below, which keeps the
+                    // transaction usable for the rest of the batch.
+                    forget(capture);
+                    keep = false;
+                }
+                if let Recorded::WriteFailed(err) = recorded {
+                    job.fail(err);
+                }
             }
             let closed = if keep {
                 conn.execute_soon("RELEASE request")
             } else {
+                // What the write sent ahead is undone unread.
+                conn.forget_sent_ahead();
                 conn.execute_batch("ROLLBACK TO request; RELEASE request")
             };
             if let Err(err) = &closed {
@@ -787,6 +820,16 @@ fn commit_batch(
         answers,
         replayed,
     }
+}
+
+/// What recording a write's changes came to (`commit_batch`).
+enum Recorded {
+    Yes,
+    /// They could not be recorded: the batch fails.
+    No,
+    /// A statement the write sent ahead failed, with this error: the write
+    /// fails, not the batch.
+    WriteFailed(ApiError),
 }
 
 /// What a batch did (`commit_batch`).

@@ -305,8 +305,10 @@ fn update_changed(
         values.push(&folded);
     }
     values.extend([&now as &dyn ToSql, &username]);
+    // Its count is not needed (the row was just read in this transaction):
+    // on PostgreSQL it goes ahead with the capture's notes.
     conn.prepare_cached(&update_sql(changed))?
-        .execute(values.as_slice())?;
+        .execute_ahead(values.as_slice())?;
     crate::db::offered::wrote(conn, TABLE, &[key, code]);
     Ok(())
 }

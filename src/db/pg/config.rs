@@ -3,7 +3,7 @@
 //! (`host=/run/postgresql dbname=quayside user=quayside`; a host starting
 //! with `/` is a Unix socket directory).
 //!
-//! `postgres::Config` parses both forms, but knows `sslmode` only up to
+//! `tokio_postgres::Config` parses both forms, but knows `sslmode` only up to
 //! `require`: this module takes `sslmode` (also `verify-full`) and
 //! `sslrootcert` out of the string first and hands the rest to it.
 
@@ -46,11 +46,11 @@ impl SslMode {
 
     /// What the driver is told: it only decides whether to ask for TLS; the
     /// checking is ours ([`super::tls`]).
-    fn driver(self) -> postgres::config::SslMode {
+    fn driver(self) -> tokio_postgres::config::SslMode {
         match self {
-            SslMode::Disable => postgres::config::SslMode::Disable,
-            SslMode::Prefer => postgres::config::SslMode::Prefer,
-            SslMode::Require | SslMode::VerifyFull => postgres::config::SslMode::Require,
+            SslMode::Disable => tokio_postgres::config::SslMode::Disable,
+            SslMode::Prefer => tokio_postgres::config::SslMode::Prefer,
+            SslMode::Require | SslMode::VerifyFull => tokio_postgres::config::SslMode::Require,
         }
     }
 }
@@ -62,7 +62,7 @@ pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// A parsed connection string.
 #[derive(Clone, Debug)]
 pub struct ConnectOptions {
-    pub(super) config: postgres::Config,
+    pub(super) config: tokio_postgres::Config,
     pub ssl_mode: SslMode,
     /// `sslrootcert`: the CA certificates (PEM) that `verify-full` trusts,
     /// instead of the system's.
@@ -116,10 +116,11 @@ impl ConnectOptions {
             ));
         }
         let (rest, ssl_mode, root_cert) = take_ssl_settings(database)?;
-        let mut config = postgres::Config::from_str(&rest).map_err(|source| Error::Config {
-            what: "invalid PostgreSQL connection string".into(),
-            source: Some(Box::new(source)),
-        })?;
+        let mut config =
+            tokio_postgres::Config::from_str(&rest).map_err(|source| Error::Config {
+                what: "invalid PostgreSQL connection string".into(),
+                source: Some(Box::new(source)),
+            })?;
         if config.get_user().is_none() {
             return Err(Error::config(
                 "the PostgreSQL connection string names no user: add USER@ before the host, \
@@ -171,9 +172,9 @@ impl ConnectOptions {
     /// never the password.
     pub fn describe(&self) -> String {
         let host = match self.config.get_hosts().first() {
-            Some(postgres::config::Host::Tcp(name)) => name.clone(),
+            Some(tokio_postgres::config::Host::Tcp(name)) => name.clone(),
             #[cfg(unix)]
-            Some(postgres::config::Host::Unix(path)) => path.display().to_string(),
+            Some(tokio_postgres::config::Host::Unix(path)) => path.display().to_string(),
             None => String::new(),
         };
         let port = self.config.get_ports().first().copied().unwrap_or(5432);
@@ -341,7 +342,7 @@ fn percent_decode(text: &str) -> Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use postgres::config::Host;
+    use tokio_postgres::config::Host;
 
     #[test]
     fn postgres_strings_are_told_from_file_paths() {
@@ -407,7 +408,10 @@ mod tests {
         assert_eq!(o.ssl_mode, SslMode::VerifyFull);
         assert_eq!(o.root_cert, Some(PathBuf::from("/etc/ca.pem")));
         assert_eq!(o.config.get_application_name(), Some("x"));
-        assert_eq!(o.config.get_ssl_mode(), postgres::config::SslMode::Require);
+        assert_eq!(
+            o.config.get_ssl_mode(),
+            tokio_postgres::config::SslMode::Require
+        );
         let o = ConnectOptions::parse(
             "host=h user=u dbname=d sslmode = verify-full sslrootcert='/a b/ca.pem'",
         )
@@ -418,13 +422,17 @@ mod tests {
             (
                 "disable",
                 SslMode::Disable,
-                postgres::config::SslMode::Disable,
+                tokio_postgres::config::SslMode::Disable,
             ),
-            ("prefer", SslMode::Prefer, postgres::config::SslMode::Prefer),
+            (
+                "prefer",
+                SslMode::Prefer,
+                tokio_postgres::config::SslMode::Prefer,
+            ),
             (
                 "require",
                 SslMode::Require,
-                postgres::config::SslMode::Require,
+                tokio_postgres::config::SslMode::Require,
             ),
         ] {
             let o = ConnectOptions::parse(&format!("postgres://u@h/d?sslmode={mode}")).unwrap();

@@ -2,7 +2,7 @@
 //! what the service tells apart (docs/design/postgresql.md, 3.5), every
 //! variant keeping its source.
 
-use postgres::error::SqlState;
+use tokio_postgres::error::SqlState;
 
 use super::placeholders::PlaceholderError;
 
@@ -22,17 +22,17 @@ pub enum Error {
     /// 23505: a unique constraint or index refused the row.
     Unique {
         constraint: Option<String>,
-        source: postgres::Error,
+        source: tokio_postgres::Error,
     },
     /// 40001 (serialization failure), 40P01 (deadlock detected), 55P03 (lock
     /// not available): nothing is wrong with the request; it may be retried.
-    Busy(postgres::Error),
+    Busy(tokio_postgres::Error),
     /// The connection is gone or could not be made: SQLSTATE class 08, the
     /// server ending the session (57P01-57P03), an I/O error, a closed
     /// connection. The transaction, if any, did not commit.
-    Lost(postgres::Error),
+    Lost(tokio_postgres::Error),
     /// 53100: the server's disk is full.
-    DiskFull(postgres::Error),
+    DiskFull(tokio_postgres::Error),
     /// The database's collation is not C: text would sort otherwise than on
     /// SQLite (bytewise), and the lists' cursors depend on that order.
     Collation { found: String },
@@ -43,8 +43,14 @@ pub enum Error {
     Unsupported { found: i64 },
     /// The database has tables but no Quayside schema version.
     Foreign,
+    /// The connection has ended (the server closed it): nothing more will
+    /// arrive on it.
+    Closed,
+    /// The driver's runtime could not be made (the process is out of file
+    /// descriptors or memory).
+    Runtime(std::io::Error),
     /// Anything else, as the driver reported it.
-    Other(postgres::Error),
+    Other(tokio_postgres::Error),
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -53,12 +59,12 @@ impl Error {
     /// The SQLSTATE the server sent, if the error came from the server.
     pub fn code(&self) -> Option<&str> {
         self.driver()
-            .and_then(postgres::Error::code)
+            .and_then(tokio_postgres::Error::code)
             .map(SqlState::code)
     }
 
     /// The driver's error this one was made from.
-    pub fn driver(&self) -> Option<&postgres::Error> {
+    pub fn driver(&self) -> Option<&tokio_postgres::Error> {
         match self {
             Error::Unique { source, .. }
             | Error::Busy(source)
@@ -79,15 +85,15 @@ impl Error {
 
 /// Whether the connection is gone: class 08, the server's shutdown codes, or
 /// no server answer at all.
-fn is_lost(error: &postgres::Error, code: Option<&str>) -> bool {
+fn is_lost(error: &tokio_postgres::Error, code: Option<&str>) -> bool {
     if let Some(code) = code {
         return code.starts_with("08") || matches!(code, "57P01" | "57P02" | "57P03");
     }
     error.is_closed() || std::error::Error::source(error).is_some_and(|s| s.is::<std::io::Error>())
 }
 
-impl From<postgres::Error> for Error {
-    fn from(error: postgres::Error) -> Error {
+impl From<tokio_postgres::Error> for Error {
+    fn from(error: tokio_postgres::Error) -> Error {
         let code = error.code().map(SqlState::code);
         match code {
             Some("23505") => Error::Unique {
@@ -109,15 +115,16 @@ impl std::fmt::Display for Error {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // The driver's own text for a server error is only "db error": the
         // server's message is in its source, shown here.
-        let server = |f: &mut std::fmt::Formatter<'_>, what: &str, e: &postgres::Error| match e
-            .as_db_error()
-        {
-            Some(db) => write!(f, "{what}: {db}"),
-            None => match std::error::Error::source(e) {
-                Some(source) => write!(f, "{what}: {e}: {source}"),
-                None => write!(f, "{what}: {e}"),
-            },
-        };
+        let server =
+            |f: &mut std::fmt::Formatter<'_>, what: &str, e: &tokio_postgres::Error| match e
+                .as_db_error()
+            {
+                Some(db) => write!(f, "{what}: {db}"),
+                None => match std::error::Error::source(e) {
+                    Some(source) => write!(f, "{what}: {e}: {source}"),
+                    None => write!(f, "{what}: {e}"),
+                },
+            };
         match self {
             Error::Config { what, source } => match source {
                 Some(source) => write!(f, "{what}: {source}"),
@@ -153,6 +160,8 @@ impl std::fmt::Display for Error {
                 "this database has tables but no Quayside schema version (quayside_meta): \
                  it is not a Quayside database",
             ),
+            Error::Closed => f.write_str("the connection to PostgreSQL has ended"),
+            Error::Runtime(e) => write!(f, "cannot start the PostgreSQL driver: {e}"),
             Error::Other(e) => server(f, "PostgreSQL", e),
         }
     }
@@ -168,7 +177,9 @@ impl std::error::Error for Error {
             | Error::Lost(source)
             | Error::DiskFull(source)
             | Error::Other(source) => Some(source),
-            Error::Collation { .. }
+            Error::Runtime(source) => Some(source),
+            Error::Closed
+            | Error::Collation { .. }
             | Error::Newer { .. }
             | Error::Unsupported { .. }
             | Error::Foreign => None,

@@ -11,12 +11,15 @@
 //! wake. Tests run this layer against a real PostgreSQL server
 //! (`tests/it/pg/`).
 //!
-//! The driver is `postgres`, the blocking client over `tokio-postgres`: each
+//! The driver is `tokio-postgres`, made blocking by [`driver`]: each
 //! [`Client`] drives its connection on a small runtime of its own, so it may
 //! be used from the writer's thread and from `spawn_blocking` threads, never
-//! on the async executor (the store never runs there).
+//! on the async executor (the store never runs there). Unlike the `postgres`
+//! crate's blocking client, it can send a statement without waiting for its
+//! answer ([`Client::execute_ahead`]).
 
 pub mod config;
+mod driver;
 mod error;
 pub mod listen;
 pub mod placeholders;
@@ -33,7 +36,7 @@ pub use types::value_ref;
 use std::cell::RefCell;
 use std::collections::HashMap;
 
-use postgres::types::ToSql;
+use tokio_postgres::types::ToSql;
 
 use crate::db::value::Value;
 
@@ -90,7 +93,7 @@ pub struct Client {
 
 struct Inner {
     /// Dropped by [`Client`]'s `Drop`, off any async runtime.
-    client: std::mem::ManuallyDrop<postgres::Client>,
+    driver: std::mem::ManuallyDrop<driver::Driver>,
     statements: HashMap<String, Cached>,
     /// Uses so far: the cache's clock for "least recently used".
     uses: u64,
@@ -99,7 +102,7 @@ struct Inner {
 }
 
 struct Cached {
-    statement: postgres::Statement,
+    statement: tokio_postgres::Statement,
     last_used: u64,
 }
 
@@ -120,10 +123,10 @@ impl Client {
     /// `plan_cache_mode = force_custom_plan` (see [`ConnectOptions::parse`]).
     pub fn connect(options: &ConnectOptions) -> Result<Client> {
         let tls = tls::MakeRustlsConnect::new(options)?;
-        let client = options.config.connect(tls)?;
+        let driver = driver::Driver::connect(&options.config, tls)?;
         Ok(Client {
             inner: RefCell::new(Inner {
-                client: std::mem::ManuallyDrop::new(client),
+                driver: std::mem::ManuallyDrop::new(driver),
                 statements: HashMap::new(),
                 uses: 0,
                 prepared: 0,
@@ -159,10 +162,18 @@ impl Client {
         deferred.push_str(";\n");
     }
 
-    /// Drops what [`Client::defer`] held back (the transaction it belonged
-    /// to is being rolled back).
+    /// Drops what [`Client::defer`] held back, and the answers of the
+    /// statements sent ahead ([`Client::execute_ahead`]) not yet read: the
+    /// transaction they belonged to is being rolled back.
     pub fn forget_deferred(&self) {
         self.deferred.borrow_mut().clear();
+        self.forget_sent_ahead();
+    }
+
+    /// Drops the answers of the statements sent ahead and not yet read (the
+    /// write that sent them is being rolled back to its savepoint).
+    pub fn forget_sent_ahead(&self) {
+        self.inner.borrow_mut().driver.forget_unanswered();
     }
 
     /// `sql` after what [`Client::defer`] held back, which is now sent.
@@ -183,25 +194,85 @@ impl Client {
         let deferred = std::mem::take(&mut *self.deferred.borrow_mut());
         if !deferred.is_empty() {
             // A failure is noted for the writer by `run`, its one caller.
-            self.inner.borrow_mut().client.batch_execute(&deferred)?;
-            self.answered.set(std::time::Instant::now());
+            self.wait(async |client| client.batch_execute(&deferred).await)?;
         }
         Ok(())
+    }
+
+    /// Runs `request` on the driver's client and waits for its answer (and
+    /// for those of the statements sent ahead before it, the first failure
+    /// of which is the error).
+    fn wait<T>(
+        &self,
+        request: impl AsyncFnOnce(&tokio_postgres::Client) -> Result<T, tokio_postgres::Error>,
+    ) -> Result<T> {
+        let mut inner = self.inner.borrow_mut();
+        let client = std::sync::Arc::clone(inner.driver.client());
+        let answer = inner.driver.wait(request(&client))?;
+        self.answered.set(std::time::Instant::now());
+        Ok(answer)
     }
 
     /// Runs one statement; the number of rows it changed (for a SELECT, the
     /// rows it returned).
     pub fn execute(&self, sql: &str, params: &[Value]) -> Result<u64> {
-        self.run(sql, |client, statement| {
-            client.execute(statement, &as_params(params))
+        self.run(sql, async |client, statement| {
+            client.execute(statement, &as_params(params)).await
         })
+    }
+
+    /// Runs one statement whose count of rows is not wanted. On the writer's
+    /// thread it is sent without waiting for its answer, which is read with
+    /// that of the next statement waited for (in the writer, the notes its
+    /// write's capture takes back, at the latest): a failure then is the
+    /// error of that later call, and is noted for the writer
+    /// ([`Client::take_failed_ahead`]). Anywhere else it runs as
+    /// [`Client::execute`] does.
+    pub fn execute_ahead(&self, sql: &str, params: &[Value]) -> Result<()> {
+        if crate::db::writer::current_transaction().is_none() {
+            return self.execute(sql, params).map(|_| ());
+        }
+        crate::db::conn::mark_written();
+        let result = (|| {
+            self.send_deferred()?;
+            let statement = self.statement(sql)?;
+            let mut inner = self.inner.borrow_mut();
+            let client = std::sync::Arc::clone(inner.driver.client());
+            let values = params.to_vec();
+            inner.driver.send(Box::pin(async move {
+                client.execute(&statement, &as_params(&values)).await
+            }));
+            Ok(())
+        })();
+        result.inspect_err(|_| crate::db::conn::mark_written())
+    }
+
+    /// Reads the answers of the statements sent ahead that no call has read
+    /// yet: the first failure among them, if any (a round trip only when
+    /// some are unread).
+    pub fn settle_ahead(&self) -> Result<()> {
+        let mut inner = self.inner.borrow_mut();
+        if !inner.driver.has_unanswered() {
+            return Ok(());
+        }
+        inner
+            .driver
+            .settle()
+            .inspect_err(|_| crate::db::conn::mark_written())?;
+        self.answered.set(std::time::Instant::now());
+        Ok(())
+    }
+
+    /// Whether a call's error since the last call of this one was the
+    /// failure of a statement sent ahead ([`Client::execute_ahead`]): the
+    /// writer then fails the write that sent it, not its own step.
+    pub fn take_failed_ahead(&self) -> bool {
+        self.inner.borrow_mut().driver.take_failed_ahead()
     }
 
     /// Runs one statement and reads all its rows.
     pub fn query(&self, sql: &str, params: &[Value]) -> Result<Vec<Row>> {
-        let rows = self.run(sql, |client, statement| {
-            client.query(statement, &as_params(params))
-        })?;
+        let rows = self.query_rows(sql, params)?;
         rows.iter()
             .map(|row| {
                 let values = (0..row.len())
@@ -214,9 +285,9 @@ impl Client {
 
     /// Runs one statement and answers its rows as the driver holds them
     /// (read with [`value_ref`], borrowing each column).
-    pub fn query_rows(&self, sql: &str, params: &[Value]) -> Result<Vec<postgres::Row>> {
-        self.run(sql, |client, statement| {
-            client.query(statement, &as_params(params))
+    pub fn query_rows(&self, sql: &str, params: &[Value]) -> Result<Vec<tokio_postgres::Row>> {
+        self.run(sql, async |client, statement| {
+            client.query(statement, &as_params(params)).await
         })
     }
 
@@ -229,13 +300,8 @@ impl Client {
     /// placeholder rewrite (the schema, `BEGIN`/`COMMIT`, `SET`).
     pub fn batch_execute(&self, sql: &str) -> Result<()> {
         let sql = self.with_deferred(sql);
-        self.inner
-            .borrow_mut()
-            .client
-            .batch_execute(&sql)
-            .inspect_err(|_| crate::db::conn::mark_written())?;
-        self.answered.set(std::time::Instant::now());
-        Ok(())
+        self.wait(async |client| client.batch_execute(&sql).await)
+            .inspect_err(|_| crate::db::conn::mark_written())
     }
 
     /// Runs statements separated by `;` as [`Client::batch_execute`] does
@@ -244,14 +310,10 @@ impl Client {
     pub fn batch_first(&self, sql: &str) -> Result<Option<String>> {
         let sql = self.with_deferred(sql);
         let messages = self
-            .inner
-            .borrow_mut()
-            .client
-            .simple_query(&sql)
+            .wait(async |client| client.simple_query(&sql).await)
             .inspect_err(|_| crate::db::conn::mark_written())?;
-        self.answered.set(std::time::Instant::now());
         Ok(messages.iter().find_map(|message| match message {
-            postgres::SimpleQueryMessage::Row(row) => row.get(0).map(String::from),
+            tokio_postgres::SimpleQueryMessage::Row(row) => row.get(0).map(String::from),
             _ => None,
         }))
     }
@@ -259,15 +321,11 @@ impl Client {
     /// The payloads of the notifications (`LISTEN`) that arrive within
     /// `wait`, or are already there: empty when none came.
     pub fn notifications(&self, wait: std::time::Duration) -> Result<Vec<String>> {
-        use postgres::fallible_iterator::FallibleIterator;
         let mut inner = self.inner.borrow_mut();
-        let mut notifications = inner.client.notifications();
         let mut payloads = Vec::new();
-        let first = notifications.timeout_iter(wait).next()?;
-        if let Some(first) = first {
+        if let Some(first) = inner.driver.notification(wait)? {
             payloads.push(first.payload().to_string());
-            let mut more = notifications.iter();
-            while let Some(next) = more.next()? {
+            for next in inner.driver.more_notifications()? {
                 payloads.push(next.payload().to_string());
             }
         }
@@ -291,6 +349,7 @@ impl Client {
             Err(error) => {
                 // A lost connection has rolled back already: the first error
                 // is the one that matters.
+                self.forget_sent_ahead();
                 let _ = self.batch_execute("ROLLBACK");
                 Err(error)
             }
@@ -320,7 +379,8 @@ impl Client {
     /// How many columns `sql`'s rows have (its prepared statement's
     /// description; prepared now if it is not cached).
     pub fn column_count(&self, sql: &str) -> Result<usize> {
-        self.run(sql, |_, statement| Ok(statement.columns().len()))
+        self.send_deferred()?;
+        Ok(self.statement(sql)?.columns().len())
     }
 
     /// Statements in the cache now.
@@ -335,23 +395,20 @@ impl Client {
 
     /// Whether the connection is known to be gone.
     pub fn is_closed(&self) -> bool {
-        self.inner.borrow().client.is_closed()
+        self.inner.borrow().driver.client().is_closed()
     }
 
-    /// A handle that can ask the server to cancel this connection's running
-    /// statement from another thread.
-    pub fn cancel_token(&self) -> postgres::CancelToken {
-        self.inner.borrow().client.cancel_token()
-    }
-
-    /// `sql`'s prepared statement (from the cache, or rewritten and prepared
-    /// now), then `f` with the driver's client and it. A statement that may
-    /// change rows, or one that fails (which leaves the transaction to be
-    /// rolled back), is noted for the writer (`conn::take_written`).
+    /// `sql`'s prepared statement, then `f` with the driver's client and it.
+    /// A statement that may change rows, or one that fails (which leaves the
+    /// transaction to be rolled back), is noted for the writer
+    /// (`conn::take_written`).
     fn run<T>(
         &self,
         sql: &str,
-        f: impl FnOnce(&mut postgres::Client, &postgres::Statement) -> Result<T, postgres::Error>,
+        f: impl AsyncFnOnce(
+            &tokio_postgres::Client,
+            &tokio_postgres::Statement,
+        ) -> Result<T, tokio_postgres::Error>,
     ) -> Result<T> {
         if may_write(sql) {
             crate::db::conn::mark_written();
@@ -363,58 +420,62 @@ impl Client {
     fn prepared_then<T>(
         &self,
         sql: &str,
-        f: impl FnOnce(&mut postgres::Client, &postgres::Statement) -> Result<T, postgres::Error>,
+        f: impl AsyncFnOnce(
+            &tokio_postgres::Client,
+            &tokio_postgres::Statement,
+        ) -> Result<T, tokio_postgres::Error>,
     ) -> Result<T> {
         self.send_deferred()?;
+        let statement = self.statement(sql)?;
+        self.wait(async |client| f(client, &statement).await)
+            .inspect_err(|error| {
+                // 0A000 "cached plan must not change result type": the table
+                // changed under the statement; the next use prepares it anew.
+                if error.code()
+                    == Some(tokio_postgres::error::SqlState::FEATURE_NOT_SUPPORTED.code())
+                {
+                    self.inner.borrow_mut().statements.remove(sql);
+                }
+            })
+    }
+
+    /// `sql`'s prepared statement: from the cache, or rewritten and prepared
+    /// now (a round trip).
+    fn statement(&self, sql: &str) -> Result<tokio_postgres::Statement> {
         let mut inner = self.inner.borrow_mut();
         let inner = &mut *inner;
         inner.uses += 1;
         let now = inner.uses;
-        let statement = match inner.statements.get_mut(sql) {
-            Some(cached) => {
-                cached.last_used = now;
-                cached.statement.clone()
-            }
-            None => {
-                let rewritten =
-                    placeholders::rewrite(sql).map_err(|source| Error::Placeholder {
-                        sql: sql.to_owned(),
-                        source,
-                    })?;
-                let statement = inner.client.prepare(&rewritten.sql)?;
-                inner.prepared += 1;
-                if inner.statements.len() >= STATEMENT_CACHE {
-                    let oldest = inner
-                        .statements
-                        .iter()
-                        .min_by_key(|(_, cached)| cached.last_used)
-                        .map(|(text, _)| text.clone());
-                    if let Some(oldest) = oldest {
-                        inner.statements.remove(&oldest);
-                    }
-                }
-                inner.statements.insert(
-                    sql.to_owned(),
-                    Cached {
-                        statement: statement.clone(),
-                        last_used: now,
-                    },
-                );
-                statement
-            }
-        };
-        let result = f(&mut inner.client, &statement);
-        if result.is_ok() {
-            self.answered.set(std::time::Instant::now());
+        if let Some(cached) = inner.statements.get_mut(sql) {
+            cached.last_used = now;
+            return Ok(cached.statement.clone());
         }
-        result.map_err(|error| {
-            // 0A000 "cached plan must not change result type": the table
-            // changed under the statement; the next use prepares it anew.
-            if error.code() == Some(&postgres::error::SqlState::FEATURE_NOT_SUPPORTED) {
-                inner.statements.remove(sql);
+        let rewritten = placeholders::rewrite(sql).map_err(|source| Error::Placeholder {
+            sql: sql.to_owned(),
+            source,
+        })?;
+        let client = std::sync::Arc::clone(inner.driver.client());
+        let statement = inner.driver.wait(client.prepare(&rewritten.sql))?;
+        self.answered.set(std::time::Instant::now());
+        inner.prepared += 1;
+        if inner.statements.len() >= STATEMENT_CACHE {
+            let oldest = inner
+                .statements
+                .iter()
+                .min_by_key(|(_, cached)| cached.last_used)
+                .map(|(text, _)| text.clone());
+            if let Some(oldest) = oldest {
+                inner.statements.remove(&oldest);
             }
-            Error::from(error)
-        })
+        }
+        inner.statements.insert(
+            sql.to_owned(),
+            Cached {
+                statement: statement.clone(),
+                last_used: now,
+            },
+        );
+        Ok(statement)
     }
 }
 
@@ -425,14 +486,16 @@ impl Client {
 impl Drop for Client {
     fn drop(&mut self) {
         let inner = self.inner.get_mut();
-        // SAFETY: `client` is taken once, here, and never used again.
-        let client = unsafe { std::mem::ManuallyDrop::take(&mut inner.client) };
+        // The statements close through the driver's client: dropped first.
+        inner.statements.clear();
+        // SAFETY: `driver` is taken once, here, and never used again.
+        let driver = unsafe { std::mem::ManuallyDrop::take(&mut inner.driver) };
         if tokio::runtime::Handle::try_current().is_ok() {
             let _ = std::thread::Builder::new()
                 .name("quayside-pg-close".into())
-                .spawn(move || drop(client));
+                .spawn(move || drop(driver));
         } else {
-            drop(client);
+            drop(driver);
         }
     }
 }

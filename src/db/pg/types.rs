@@ -17,7 +17,7 @@
 use std::error::Error as StdError;
 
 use bytes::{BufMut, BytesMut};
-use postgres::types::{FromSql, IsNull, Kind, ToSql, Type, to_sql_checked};
+use tokio_postgres::types::{FromSql, IsNull, Kind, ToSql, Type, to_sql_checked};
 
 use crate::db::value::Value;
 
@@ -100,7 +100,7 @@ impl<'a> FromSql<'a> for Raw<'a> {
 /// conversions as reading a [`Value`], without an allocation per column (a
 /// page of 200 locations is thousands of columns).
 pub fn value_ref(
-    row: &postgres::Row,
+    row: &tokio_postgres::Row,
     column: usize,
 ) -> Result<rusqlite::types::ValueRef<'_>, BoxError> {
     use rusqlite::types::ValueRef;

@@ -42,7 +42,7 @@ fn a_duplicate_key_is_unique_with_the_constraint_named() {
     // The source is kept: the server's own message is reachable.
     let source = std::error::Error::source(&error).expect("a source");
     let driver = source
-        .downcast_ref::<postgres::Error>()
+        .downcast_ref::<tokio_postgres::Error>()
         .expect("the driver's error");
     assert!(
         driver

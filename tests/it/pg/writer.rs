@@ -250,6 +250,92 @@ fn a_write_whose_statement_fails_leaves_the_rest_of_its_batch_whole() {
     }
 }
 
+/// A statement sent ahead (`Statement::execute_ahead`: on PostgreSQL, in the
+/// writer, sent without waiting for its answer) that fails fails its own
+/// write, with its own error, however the writer comes to read its answer:
+/// with a later statement of the same write (the write returns the error),
+/// with the capture's first statement (the capture's notes on PostgreSQL),
+/// or, when the capture sends none, by the writer itself before the next
+/// write. The writes around it commit, once each but those before it in the
+/// batch, which run again (it wrote, so the batch is replayed; the next
+/// batch then has a savepoint per write, and its failing write is rolled
+/// back to its own). On SQLite
+/// the statement runs at once and the write fails there: the same answers.
+#[test]
+fn a_statement_sent_ahead_that_fails_fails_its_own_write_and_only_it() {
+    let captures: [fn() -> Arc<dyn Capture>; 2] = [|| Arc::new(NoCapture), || Arc::new(Querying)];
+    for capture in captures {
+        let dir = tempfile::tempdir().expect("temp dir");
+        for location in locations(&dir) {
+            let db = open(&location, capture());
+            runtime().block_on(async {
+                db.write(|conn| {
+                    Ok(conn.execute_batch("CREATE TABLE u (x text CHECK (x <> 'bad'))")?)
+                })
+                .await
+                .expect("table u");
+                for read_after in [false, true] {
+                    let held = hold(&db).await;
+                    let runs = Arc::new(AtomicUsize::new(0));
+                    let insert = |table: &'static str, x: &'static str| {
+                        let counted = runs.clone();
+                        queued(db.write(move |conn| {
+                            counted.fetch_add(1, Ordering::SeqCst);
+                            conn.prepare(&format!("INSERT INTO {table} (x) VALUES (?1)"))?
+                                .execute_ahead([x])?;
+                            if read_after {
+                                conn.prepare("SELECT count(*) FROM t")?
+                                    .query_row([], |row| row.get::<_, i64>(0))?;
+                            }
+                            Ok(())
+                        }))
+                    };
+                    let a = insert("t", "a");
+                    let bad = insert("u", "bad");
+                    let c = insert("t", "c");
+                    held.await.expect("join").expect("hold");
+                    a.await.expect("join").expect("a");
+                    let error = bad.await.expect("join").expect_err("the CHECK refuses");
+                    assert_eq!(error.status(), 500, "{error:?}");
+                    c.await.expect("join").expect("c");
+                    assert_eq!(stored(&db).await, ["a", "c"], "read after: {read_after}");
+                    // The batches after a replay run with a savepoint per
+                    // write: nothing runs twice there.
+                    let expected = if read_after { 3 } else { 4 };
+                    assert_eq!(
+                        runs.load(Ordering::SeqCst),
+                        expected,
+                        "read after: {read_after}"
+                    );
+                    db.write(|conn| Ok(conn.execute_batch("DELETE FROM t")?))
+                        .await
+                        .expect("emptied");
+                }
+            });
+            db.close().expect("close");
+        }
+    }
+}
+
+/// A capture whose record runs a statement, as the change log's does on
+/// PostgreSQL (it takes the write's notes back).
+struct Querying;
+
+impl Capture for Querying {
+    fn install(&self, _: &Conn) -> quayside::db::Result<()> {
+        Ok(())
+    }
+    fn record(&self, conn: &Conn, _: &str) -> ApiResult<Option<u64>> {
+        conn.prepare("SELECT 1")?
+            .query_row([], |row| row.get::<_, i64>(0))?;
+        Ok(None)
+    }
+    fn discard(&self) {}
+    fn head(&self, _: &Conn) -> quayside::db::Result<u64> {
+        Ok(0)
+    }
+}
+
 /// A capture that cannot record the write of actor `refuse`.
 struct Refusing;
 
