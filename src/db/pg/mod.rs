@@ -189,13 +189,26 @@ impl Client {
     }
 
     /// Sends what [`Client::defer`] held back, if anything (before a
-    /// prepared statement, which cannot share a simple query's text).
+    /// prepared statement, which cannot share a simple query's text). In the
+    /// writer's transaction as a simple query sent ahead: its answer is read
+    /// with the prepared statement's (or, after one sent ahead too, with the
+    /// next one waited for), whose error its failure becomes, as when it went
+    /// in front of that statement's text; the transaction it aborted refuses
+    /// the statements after it. Anywhere else it is waited for, so that a
+    /// failure stops the statement after it.
     fn send_deferred(&self) -> Result<()> {
         let deferred = std::mem::take(&mut *self.deferred.borrow_mut());
-        if !deferred.is_empty() {
-            // A failure is noted for the writer by `run`, its one caller.
-            self.wait(async |client| client.batch_execute(&deferred).await)?;
+        if deferred.is_empty() {
+            return Ok(());
         }
+        if crate::db::writer::current_transaction().is_none() {
+            return self.wait(async |client| client.batch_execute(&deferred).await);
+        }
+        let mut inner = self.inner.borrow_mut();
+        let client = std::sync::Arc::clone(inner.driver.client());
+        inner.driver.send(Box::pin(async move {
+            client.batch_execute(&deferred).await.map(|()| 0)
+        }));
         Ok(())
     }
 
