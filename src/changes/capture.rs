@@ -893,7 +893,9 @@ fn postgres_rows(actor: &str, now: i64, entries: Vec<NewEntry>) -> Vec<serde_jso
 /// are dense and in commit order across processes. One round trip for all
 /// the entries, whatever their number (a write's, or a whole batch's held
 /// back by [`hold`]): they go as one JSON array, one object each, read back
-/// by `json_to_recordset` (one statement text).
+/// by `json_to_recordset` (one statement text). In the writer's transaction,
+/// whose `BEGIN` read the head, the statement needs no answer and is sent
+/// ahead (`Conn::head_at_begin`): no round trip of its own.
 fn append_postgres(conn: &Conn, mut rows: Vec<serde_json::Value>) -> ApiResult<Option<u64>> {
     let count = rows.len() as i64;
     for (i, row) in rows.iter_mut().enumerate() {
@@ -902,6 +904,28 @@ fn append_postgres(conn: &Conn, mut rows: Vec<serde_json::Value>) -> ApiResult<O
         }
     }
     let rows = serde_json::Value::Array(rows).to_string();
+    if let Some(head) = conn.head_at_begin() {
+        // The numbers are known: the statement is sent ahead, to travel with
+        // the COMMIT. Should the head have moved otherwise than this
+        // transaction moved it (it cannot, under the lock), the entries get
+        // no number, which `seq`'s NOT NULL refuses: the batch fails rather
+        // than number them wrong.
+        let last = head + count as u64;
+        conn.prepare_cached(
+            "WITH moved AS (UPDATE change_log SET head = head + ?2::bigint WHERE id = 1 RETURNING head) \
+             INSERT INTO changes (seq, event_id, type, entity_type, entity_id, feed, \
+             workspace_id, client_tenant, vendor_tenant, actor, occurred_at, record) \
+             SELECT CASE WHEN moved.head = ?3::bigint THEN moved.head - ?2 + e.i END, \
+             e.event_id, e.type, e.entity_type, e.entity_id, \
+             e.feed, e.workspace_id, e.client_tenant, e.vendor_tenant, e.actor, e.occurred_at, e.record \
+             FROM moved, json_to_recordset(?1::json) AS e(i bigint, event_id text, type text, \
+             entity_type text, entity_id text, feed text, workspace_id text, \
+             client_tenant text, vendor_tenant text, actor text, occurred_at bigint, record text)",
+        )?
+        .execute_ahead(params![rows, count, last as i64])?;
+        conn.moved_head(last);
+        return Ok(Some(last));
+    }
     let (appended, last): (i64, Option<i64>) = conn
         .prepare_cached(
             "WITH moved AS (UPDATE change_log SET head = head + ?2::bigint WHERE id = 1 RETURNING head), \

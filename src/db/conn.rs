@@ -252,8 +252,27 @@ impl Conn {
     pub(crate) fn rollback(&self) -> Result<()> {
         if let Conn::Pg(client) = self {
             client.forget_deferred();
+            client.set_head(None);
         }
         self.execute_batch("ROLLBACK")
+    }
+
+    /// PostgreSQL, in a writing transaction ([`Conn::begin_writing`]): the
+    /// change log's head as this transaction moved it so far (read with its
+    /// lock, moved by [`Conn::moved_head`]). `None` on SQLite, and outside
+    /// such a transaction.
+    pub(crate) fn head_at_begin(&self) -> Option<u64> {
+        match self {
+            Conn::Pg(client) => client.head(),
+            Conn::Sqlite(_) => None,
+        }
+    }
+
+    /// The change log's head moved to `head` by this transaction.
+    pub(crate) fn moved_head(&self, head: u64) {
+        if let Conn::Pg(client) = self {
+            client.set_head(Some(head));
+        }
     }
 
     /// Reads the answers of the statements sent ahead
@@ -320,11 +339,17 @@ impl Conn {
                 // the caches compare, `pg::position`; the tables' triggers
                 // then find it counted); the row lock it takes orders writers
                 // of every process. One round trip.
+                // With the change log's head, which only writers holding
+                // that lock move: the entries' numbers are known before
+                // they are appended (`Conn::head_at_begin`).
                 let counted = client.batch_first(
                     "BEGIN; UPDATE change_log SET commits = commits + 1 WHERE id = 1 \
-                     RETURNING commits; SET LOCAL quayside.counted = 'yes'",
+                     RETURNING commits || ' ' || head; SET LOCAL quayside.counted = 'yes'",
                 )?;
-                Ok(counted.and_then(|n| n.parse().ok()))
+                let mut numbers = counted.iter().flat_map(|n| n.split(' ')).map(str::parse);
+                let commits = numbers.next().and_then(Result::ok);
+                client.set_head(numbers.next().and_then(Result::ok));
+                Ok(commits)
             }
         }
     }
@@ -348,6 +373,9 @@ impl Conn {
     /// processes' waiting readers wake (`pg::listen`); SQLite's readers are
     /// this process's (the CLI's imports are seen by polling).
     pub(crate) fn commit(&self, appended: bool) -> Result<()> {
+        if let Conn::Pg(client) = self {
+            client.set_head(None);
+        }
         match self {
             Conn::Pg(_) if appended => {
                 self.execute_batch(&format!("{}; COMMIT", pg::listen::announce()))
@@ -476,7 +504,7 @@ impl<'c> WriteTransaction<'c> {
 impl Drop for WriteTransaction<'_> {
     fn drop(&mut self) {
         if self.open && !self.conn.is_autocommit() {
-            if let Err(err) = self.conn.execute_batch("ROLLBACK") {
+            if let Err(err) = self.conn.rollback() {
                 log::error!("cannot roll back a write transaction: {err}");
             }
         }

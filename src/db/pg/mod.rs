@@ -89,6 +89,9 @@ pub struct Client {
     /// Whether the change log's capture settles `db::offered` offers from
     /// this session's notes ([`Client::settle_offers`]).
     settles_offers: std::cell::Cell<bool>,
+    /// The change log's head in the writing transaction now open
+    /// (`Conn::head_at_begin`).
+    head: std::cell::Cell<Option<u64>>,
 }
 
 struct Inner {
@@ -134,6 +137,7 @@ impl Client {
             answered: std::cell::Cell::new(std::time::Instant::now()),
             deferred: RefCell::new(String::new()),
             settles_offers: std::cell::Cell::new(false),
+            head: std::cell::Cell::new(None),
         })
     }
 
@@ -142,6 +146,16 @@ impl Client {
     /// those notes (`offered::settle`).
     pub fn settle_offers(&self) {
         self.settles_offers.set(true);
+    }
+
+    /// The change log's head in the writing transaction now open, as the
+    /// writer knows it (`Conn::head_at_begin`).
+    pub fn head(&self) -> Option<u64> {
+        self.head.get()
+    }
+
+    pub fn set_head(&self, head: Option<u64>) {
+        self.head.set(head);
     }
 
     /// Whether [`Client::settle_offers`] was declared.
