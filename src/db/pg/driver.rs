@@ -64,10 +64,7 @@ impl Unanswered {
 pub(super) struct Driver {
     /// Drives the connection's socket while a call waits.
     runtime: tokio::runtime::Runtime,
-    connection: Box<dyn Messages>,
-    /// Whether the connection has ended.
-    ended: bool,
-    notifications: VecDeque<Notification>,
+    wire: Wire,
     /// Dropped first by [`Driver`]'s `Drop`, which then drives the
     /// connection to its end.
     client: std::mem::ManuallyDrop<Arc<tokio_postgres::Client>>,
@@ -77,6 +74,41 @@ pub(super) struct Driver {
     /// Whether a call returned the failure of a statement sent ahead since
     /// [`Driver::take_failed_ahead`] last answered.
     failed_ahead: bool,
+}
+
+/// The connection and what it brought that no request asked for.
+struct Wire {
+    connection: Box<dyn Messages>,
+    /// Whether the connection has ended.
+    ended: bool,
+    notifications: VecDeque<Notification>,
+}
+
+impl Wire {
+    /// Drives the connection as far as it goes now: reads what arrived
+    /// (handing each answer to its request), writes what is queued.
+    /// Notifications are kept, notices logged. A failure ends it: it then
+    /// refuses new requests.
+    fn drive(&mut self, cx: &mut Context<'_>) -> Result<(), Error> {
+        while !self.ended {
+            match self.connection.poll_message(cx) {
+                Poll::Ready(Some(Ok(AsyncMessage::Notification(notification)))) => {
+                    self.notifications.push_back(notification);
+                }
+                Poll::Ready(Some(Ok(AsyncMessage::Notice(notice)))) => {
+                    log::info!("{}: {}", notice.severity(), notice.message());
+                }
+                Poll::Ready(Some(Ok(_))) => {}
+                Poll::Ready(Some(Err(error))) => {
+                    self.ended = true;
+                    return Err(error);
+                }
+                Poll::Ready(None) => self.ended = true,
+                Poll::Pending => break,
+            }
+        }
+        Ok(())
+    }
 }
 
 impl Driver {
@@ -95,9 +127,11 @@ impl Driver {
         let (client, connection) = runtime.block_on(config.connect(tls))?;
         Ok(Driver {
             runtime,
-            connection: Box::new(connection),
-            ended: false,
-            notifications: VecDeque::new(),
+            wire: Wire {
+                connection: Box::new(connection),
+                ended: false,
+                notifications: VecDeque::new(),
+            },
             client: std::mem::ManuallyDrop::new(Arc::new(client)),
             unanswered: VecDeque::new(),
             failed_ahead: false,
@@ -108,38 +142,57 @@ impl Driver {
         &self.client
     }
 
+    /// Runs the driver's runtime until `step` is ready, for at most
+    /// `within` (`None` when it was not ready in time): every wait of this
+    /// connection, `step` given the connection and the statements sent
+    /// ahead each time something may have moved.
+    fn block_on<T>(
+        &mut self,
+        within: Option<Duration>,
+        mut step: impl FnMut(&mut Wire, &mut VecDeque<Unanswered>, &mut Context<'_>) -> Poll<T>,
+    ) -> Option<T> {
+        let Driver {
+            runtime,
+            wire,
+            unanswered,
+            ..
+        } = self;
+        let ready = std::future::poll_fn(|cx| step(wire, unanswered, cx));
+        match within {
+            None => Some(runtime.block_on(ready)),
+            // The timer is made inside the runtime, which it needs.
+            Some(within) => runtime
+                .block_on(async { tokio::time::timeout(within, ready).await })
+                .ok(),
+        }
+    }
+
     /// Runs `future` (a request on [`Driver::client`]) to its end, driving
     /// the connection meanwhile; then the first failure of a statement sent
     /// before it ([`Driver::send`]), if any, is the error, else its own
     /// result.
     pub fn wait<T>(&mut self, future: impl Future<Output = Result<T, Error>>) -> super::Result<T> {
         let mut future = std::pin::pin!(future);
-        let Driver {
-            runtime,
-            connection,
-            ended,
-            notifications,
-            unanswered,
-            ..
-        } = self;
-        let result = runtime.block_on(std::future::poll_fn(|cx| {
-            // The connection's failure (the server ended the session) is
-            // every waiting call's error, as it is the `postgres` crate's.
-            drive(connection.as_mut(), ended, notifications, cx)?;
-            // Their answers come first; read as they arrive, so that none
-            // waits in its channel while the connection waits for room.
-            for sent in unanswered.iter_mut() {
-                sent.poll(cx);
-            }
-            match future.as_mut().poll(cx) {
-                Poll::Ready(result) => Poll::Ready(result.map_err(super::Error::from)),
-                // A request made after the end is refused by the client at
-                // once; one made before it would wait for ever.
-                Poll::Pending if *ended => Poll::Ready(Err(super::Error::Closed)),
-                Poll::Pending => Poll::Pending,
-            }
-        }));
-        if self.ended {
+        let result = self
+            .block_on(None, |wire, unanswered, cx| {
+                // The connection's failure (the server ended the session) is
+                // every waiting call's error, as it is the `postgres` crate's.
+                wire.drive(cx)?;
+                // Their answers come first; read as they arrive, so that none
+                // waits in its channel while the connection waits for room.
+                for sent in unanswered.iter_mut() {
+                    sent.poll(cx);
+                }
+                match future.as_mut().poll(cx) {
+                    Poll::Ready(result) => Poll::Ready(result.map_err(super::Error::from)),
+                    // A request made after the end is refused by the client
+                    // at once; one made before it would wait for ever.
+                    Poll::Pending if wire.ended => Poll::Ready(Err(super::Error::Closed)),
+                    Poll::Pending => Poll::Pending,
+                }
+            })
+            .unwrap_or(Err(super::Error::Closed));
+        if self.wire.ended {
             // Their answers will not come.
             self.unanswered.clear();
         }
@@ -172,30 +225,22 @@ impl Driver {
         if self.unanswered.is_empty() {
             return Ok(());
         }
-        let Driver {
-            runtime,
-            connection,
-            ended,
-            notifications,
-            unanswered,
-            ..
-        } = self;
-        runtime
-            .block_on(std::future::poll_fn(|cx| {
-                drive(connection.as_mut(), ended, notifications, cx)?;
-                let mut all = true;
-                for sent in unanswered.iter_mut() {
-                    all &= sent.poll(cx);
-                }
-                if all {
-                    Poll::Ready(Ok(()))
-                } else if *ended {
-                    Poll::Ready(Err(super::Error::Closed))
-                } else {
-                    Poll::Pending
-                }
-            }))
-            .inspect_err(|_| self.unanswered.clear())?;
+        self.block_on(None, |wire, unanswered, cx| {
+            wire.drive(cx)?;
+            let mut all = true;
+            for sent in unanswered.iter_mut() {
+                all &= sent.poll(cx);
+            }
+            if all {
+                Poll::Ready(Ok(()))
+            } else if wire.ended {
+                Poll::Ready(Err(super::Error::Closed))
+            } else {
+                Poll::Pending
+            }
+        })
+        .unwrap_or(Err(super::Error::Closed))
+        .inspect_err(|_| self.unanswered.clear())?;
         Ok(self.answers()?)
     }
 
@@ -237,57 +282,30 @@ impl Driver {
     /// The next notification (`LISTEN`) within `within`, or one already
     /// there.
     pub fn notification(&mut self, within: Duration) -> super::Result<Option<Notification>> {
-        if let Some(first) = self.notifications.pop_front() {
-            return Ok(Some(first));
+        if self.wire.notifications.is_empty() && !self.wire.ended {
+            let heard = self.block_on(Some(within), |wire, _, cx| {
+                wire.drive(cx)?;
+                if !wire.notifications.is_empty() || wire.ended {
+                    Poll::Ready(Ok::<(), Error>(()))
+                } else {
+                    Poll::Pending
+                }
+            });
+            if let Some(Err(error)) = heard {
+                return Err(super::Error::from(error));
+            }
         }
-        if self.ended {
-            return Err(super::Error::Closed);
-        }
-        let Driver {
-            runtime,
-            connection,
-            ended,
-            notifications,
-            ..
-        } = self;
-        let heard = runtime.block_on(async {
-            tokio::time::timeout(
-                within,
-                std::future::poll_fn(|cx| {
-                    if let Err(error) = drive(connection.as_mut(), ended, notifications, cx) {
-                        return Poll::Ready(Err(error));
-                    }
-                    if !notifications.is_empty() || *ended {
-                        Poll::Ready(Ok(()))
-                    } else {
-                        Poll::Pending
-                    }
-                }),
-            )
-            .await
-        });
-        match heard {
-            Ok(Err(error)) => Err(error.into()),
-            _ => match self.notifications.pop_front() {
-                None if self.ended => Err(super::Error::Closed),
-                heard => Ok(heard),
-            },
+        match self.wire.notifications.pop_front() {
+            None if self.wire.ended => Err(super::Error::Closed),
+            heard => Ok(heard),
         }
     }
 
     /// Notifications already read, without waiting.
     pub fn more_notifications(&mut self) -> Result<Vec<Notification>, Error> {
-        let Driver {
-            runtime,
-            connection,
-            ended,
-            notifications,
-            ..
-        } = self;
-        runtime.block_on(std::future::poll_fn(|cx| {
-            Poll::Ready(drive(connection.as_mut(), ended, notifications, cx))
-        }))?;
-        Ok(self.notifications.drain(..).collect())
+        self.block_on(None, |wire, _, cx| Poll::Ready(wire.drive(cx)))
+            .unwrap_or(Ok(()))?;
+        Ok(self.wire.notifications.drain(..).collect())
     }
 }
 
@@ -300,56 +318,13 @@ impl Drop for Driver {
         self.unanswered.clear();
         // SAFETY: dropped once, here; never used again.
         unsafe { std::mem::ManuallyDrop::drop(&mut self.client) };
-        let Driver {
-            runtime,
-            connection,
-            ended,
-            notifications,
-            ..
-        } = self;
-        let _ = runtime.block_on(async {
-            tokio::time::timeout(
-                Duration::from_secs(1),
-                std::future::poll_fn(|cx| {
-                    let _ = drive(connection.as_mut(), ended, notifications, cx);
-                    if *ended {
-                        Poll::Ready(())
-                    } else {
-                        Poll::Pending
-                    }
-                }),
-            )
-            .await
+        self.block_on(Some(Duration::from_secs(1)), |wire, _, cx| {
+            let _ = wire.drive(cx);
+            if wire.ended {
+                Poll::Ready(())
+            } else {
+                Poll::Pending
+            }
         });
     }
-}
-
-/// Drives the connection as far as it goes now: reads what arrived (handing
-/// each answer to its request), writes what is queued. Notifications are
-/// kept, notices logged.
-fn drive(
-    connection: &mut dyn Messages,
-    ended: &mut bool,
-    notifications: &mut VecDeque<Notification>,
-    cx: &mut Context<'_>,
-) -> Result<(), Error> {
-    while !*ended {
-        match connection.poll_message(cx) {
-            Poll::Ready(Some(Ok(AsyncMessage::Notification(notification)))) => {
-                notifications.push_back(notification);
-            }
-            Poll::Ready(Some(Ok(AsyncMessage::Notice(notice)))) => {
-                log::info!("{}: {}", notice.severity(), notice.message());
-            }
-            Poll::Ready(Some(Ok(_))) => {}
-            // The connection is done for: it refuses new requests.
-            Poll::Ready(Some(Err(error))) => {
-                *ended = true;
-                return Err(error);
-            }
-            Poll::Ready(None) => *ended = true,
-            Poll::Pending => break,
-        }
-    }
-    Ok(())
 }
