@@ -76,28 +76,15 @@ impl Dialect {
         self.engine == Engine::Postgres
     }
 
-    /// One statement running `first` and then `then`, where the engine has
-    /// one: PostgreSQL's data-modifying `WITH`, whose row count is `then`'s
-    /// (`then` must number its placeholders after `first`'s, and must not
-    /// read what `first` writes: both see the statement's one snapshot).
-    /// SQLite: none (a `WITH` there holds only a `SELECT`); the two run one
-    /// after the other. On PostgreSQL each statement is a round trip the
-    /// writer waits on: a document's `INSERT` and its uses' `UPDATE` go as
-    /// one.
-    pub fn chained(&self, first: &str, then: &str) -> Option<String> {
-        match self.engine {
-            Engine::Sqlite => None,
-            Engine::Postgres => Some(format!("WITH first AS ({first}) {then}")),
-        }
-    }
-
     /// The most rows one `INSERT ... VALUES` should carry when a write adds
     /// several rows to one table. SQLite: one. A statement that may write
     /// several rows and may fail midway (a constraint, a function) runs with
     /// a statement journal, a copy of every page it touches, which cost a
     /// document's three reference rows more than three statements did;
     /// and a statement is a local call. PostgreSQL: 16, since each statement
-    /// is a round trip the writer waits on.
+    /// is a message to the server and an execution of its own there (sent
+    /// ahead by the writer, `Statement::execute_ahead`, but still parsed,
+    /// bound and run one by one).
     pub fn rows_per_insert(&self) -> usize {
         match self.engine {
             Engine::Sqlite => 1,

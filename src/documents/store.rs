@@ -167,8 +167,7 @@ pub fn insert(conn: &Conn, doc: &Document) -> ApiResult<()> {
 
 /// Stores new documents (a certificate's, in the order sent) in as few
 /// statements as the engine prefers (`Dialect::rows_per_insert`: on
-/// PostgreSQL 16 rows a statement, each statement a round trip the writer
-/// waits on); the items their bodies refer to count one use more for each
+/// PostgreSQL 16 rows a statement, sent ahead without waiting); the items their bodies refer to count one use more for each
 /// document referring to them, in one statement per item on SQLite and one
 /// for up to 16 items on PostgreSQL, however many documents share them.
 pub fn insert_many(conn: &Conn, docs: &[Document]) -> ApiResult<()> {
@@ -185,6 +184,23 @@ pub fn insert_many(conn: &Conn, docs: &[Document]) -> ApiResult<()> {
             "",
         )
     });
+    for chunk in docs.chunks(conn.dialect().rows_per_insert()) {
+        let bodies: Vec<String> = chunk.iter().map(body_text).collect();
+        let mut values: Vec<&dyn crate::db::ToSql> = Vec::with_capacity(7 * chunk.len());
+        for (doc, body) in chunk.iter().zip(&bodies) {
+            values.extend([
+                &doc.id as &dyn crate::db::ToSql,
+                &doc.workspace_id,
+                &doc.kind.key,
+                &doc.job_id,
+                body,
+                &doc.created_at,
+                &doc.updated_at,
+            ]);
+        }
+        conn.prepare_cached(&texts[chunk.len() - 1])?
+            .execute_ahead(values.as_slice())?;
+    }
     // Each item once, with the number of the documents that gained it.
     let mut gained: Vec<(String, i64)> = Vec::new();
     let mut at: HashMap<String, usize> = HashMap::new();
@@ -197,35 +213,7 @@ pub fn insert_many(conn: &Conn, docs: &[Document]) -> ApiResult<()> {
             }
         }
     }
-    let bodies: Vec<String> = docs.iter().map(body_text).collect();
-    let chunks: Vec<(&[Document], &[String])> = docs
-        .chunks(conn.dialect().rows_per_insert())
-        .zip(bodies.chunks(conn.dialect().rows_per_insert()))
-        .collect();
-    let mut carried = None;
-    for (i, (chunk, bodies)) in chunks.iter().enumerate() {
-        let mut values: Vec<&dyn crate::db::ToSql> = Vec::with_capacity(7 * chunk.len());
-        for (doc, body) in chunk.iter().zip(bodies.iter()) {
-            values.extend([
-                &doc.id as &dyn crate::db::ToSql,
-                &doc.workspace_id,
-                &doc.kind.key,
-                &doc.job_id,
-                body,
-                &doc.created_at,
-                &doc.updated_at,
-            ]);
-        }
-        let text = texts[chunk.len() - 1].as_str();
-        if i + 1 == chunks.len() {
-            // The last one goes with the first count of uses, where it can.
-            carried = Some(Carried { text, values });
-        } else {
-            conn.prepare_cached(text)?
-                .execute_ahead(values.as_slice())?;
-        }
-    }
-    gain_uses(conn, carried, &gained)?;
+    gain_uses(conn, &gained)?;
     for doc in docs {
         crate::db::offered::wrote(conn, TABLE, &[&doc.id]);
     }
@@ -251,7 +239,7 @@ pub fn update(conn: &Conn, doc: &Document, before: &[String]) -> ApiResult<()> {
         .map(|id| (id, 1))
         .collect();
     drop_uses(conn, &dropped)?;
-    gain_uses(conn, None, &gained)
+    gain_uses(conn, &gained)
 }
 
 /// The catalog items a document refers to, each once: the record ids in its
@@ -277,68 +265,34 @@ fn texts_for_rows(head: &str, row: &dyn Fn(usize) -> String, tail: &str) -> Vec<
         .collect()
 }
 
-/// A statement run just before the first count of uses, in one statement
-/// with it where the engine chains statements (`Dialect::chained`).
-struct Carried<'a> {
-    text: &'a str,
-    values: Vec<&'a dyn crate::db::ToSql>,
-}
-
-/// The upsert counting `k` items' uses more by an amount, adding the rows
-/// of items used for the first time, its placeholders numbered from
-/// `after + 1` (the amount) on: where the engine sends statements ahead
-/// (`Dialect::sends_ahead`), the statement needs no answer.
-fn upsert_text(after: usize, k: usize) -> String {
-    let rows: Vec<String> = (after + 2..=after + k + 1)
-        .map(|i| format!("(?{i}, ?{})", after + 1))
-        .collect();
-    format!(
-        "INSERT INTO catalog_item_uses (item_id, uses) VALUES {} \
-         ON CONFLICT (item_id) DO UPDATE SET uses = catalog_item_uses.uses + excluded.uses",
-        rows.join(", ")
-    )
-}
-
-/// The text counting `k` items' uses more by an amount, its placeholders
-/// numbered from `after + 1` (the amount) on.
-fn gain_text(after: usize, k: usize) -> String {
-    let ids: Vec<String> = (after + 2..=after + k + 1)
-        .map(|i| format!("?{i}"))
-        .collect();
-    format!(
-        "UPDATE catalog_item_uses SET uses = uses + ?{} WHERE item_id IN ({})",
-        after + 1,
-        ids.join(", ")
-    )
-}
-
-/// Counts `n` more documents using each item `id` of `gained` (distinct),
-/// after running `carried` (with the first of these statements where the
-/// engine chains them). The items gaining the same number share their
-/// statements, as few as the engine prefers (`Dialect::rows_per_insert`: on
-/// PostgreSQL one for a quality result's three items, or a certificate's; on
-/// SQLite one each). An item's first use adds its row: the UPDATE finds fewer
-/// rows than ids, and the INSERT adds those missing (the others are there,
-/// so `DO NOTHING` leaves their new count alone). An UPDATE, not an upsert,
-/// except where the engine sends statements ahead (PostgreSQL,
-/// `Dialect::sends_ahead`): there one upsert ([`upsert_text`]) is sent
-/// without waiting, where the UPDATE's count was a round trip (an upsert
-/// waited for had run a single quality result 7% slower).
-fn gain_uses(
-    conn: &Conn,
-    mut carried: Option<Carried<'_>>,
-    gained: &[(String, i64)],
-) -> ApiResult<()> {
-    static TEXTS: std::sync::OnceLock<[Vec<String>; 2]> = std::sync::OnceLock::new();
-    let [update, add] = TEXTS.get_or_init(|| {
+/// Counts `n` more documents using each item `id` of `gained` (distinct).
+/// The items gaining the same number share their statements, as few as the
+/// engine prefers (`Dialect::rows_per_insert`: on PostgreSQL one for a
+/// quality result's three items, or a certificate's; on SQLite one each).
+/// Where the engine sends statements ahead (PostgreSQL,
+/// `Dialect::sends_ahead`) one upsert each, which needs no answer. On SQLite
+/// an UPDATE, whose count says which items are used for the first time: the
+/// INSERT adds their rows (the others are there, so `DO NOTHING` leaves
+/// their new count alone); the UPDATE is the cheaper there.
+fn gain_uses(conn: &Conn, gained: &[(String, i64)]) -> ApiResult<()> {
+    static TEXTS: std::sync::OnceLock<[Vec<String>; 3]> = std::sync::OnceLock::new();
+    let [update, add, upsert] = TEXTS.get_or_init(|| {
+        let row = |i: usize| format!("(?{}, ?1)", i + 1);
         [
-            (1..=crate::db::dialect::MOST_ROWS_PER_INSERT)
-                .map(|k| gain_text(0, k))
-                .collect(),
+            texts_for_rows(
+                "UPDATE catalog_item_uses SET uses = uses + ?1 WHERE item_id IN (",
+                &|i| format!("?{}", i + 1),
+                ")",
+            ),
             texts_for_rows(
                 "INSERT INTO catalog_item_uses (item_id, uses) VALUES ",
-                &|i| format!("(?{}, ?1)", i + 1),
+                &row,
                 " ON CONFLICT (item_id) DO NOTHING",
+            ),
+            texts_for_rows(
+                "INSERT INTO catalog_item_uses (item_id, uses) VALUES ",
+                &row,
+                " ON CONFLICT (item_id) DO UPDATE SET uses = catalog_item_uses.uses + excluded.uses",
             ),
         ]
     });
@@ -357,55 +311,18 @@ fn gain_uses(
                     .chain(chunk.iter().map(|id| *id as &dyn crate::db::ToSql))
                     .collect();
             if conn.dialect().sends_ahead() {
-                let Some(first) = carried.take() else {
-                    conn.prepare_cached(&upsert_text(0, chunk.len()))?
-                        .execute_ahead(values.as_slice())?;
-                    continue;
-                };
-                let upsert = upsert_text(first.values.len(), chunk.len());
-                match conn.dialect().chained(first.text, &upsert) {
-                    Some(text) => {
-                        let mut both = first.values;
-                        both.extend(values.iter().copied());
-                        conn.prepare_cached(&text)?.execute_ahead(both.as_slice())?;
-                    }
-                    None => {
-                        conn.prepare_cached(first.text)?
-                            .execute_ahead(first.values.as_slice())?;
-                        conn.prepare_cached(&upsert_text(0, chunk.len()))?
-                            .execute_ahead(values.as_slice())?;
-                    }
-                }
+                conn.prepare_cached(&upsert[chunk.len() - 1])?
+                    .execute_ahead(values.as_slice())?;
                 continue;
             }
-            let update = &update[chunk.len() - 1];
-            let counted = match carried.take() {
-                None => conn.prepare_cached(update)?.execute(values.as_slice())?,
-                Some(first) => {
-                    let then = gain_text(first.values.len(), chunk.len());
-                    match conn.dialect().chained(first.text, &then) {
-                        Some(text) => {
-                            let mut both = first.values;
-                            both.extend(values.iter().copied());
-                            conn.prepare_cached(&text)?.execute(both.as_slice())?
-                        }
-                        None => {
-                            conn.prepare_cached(first.text)?
-                                .execute(first.values.as_slice())?;
-                            conn.prepare_cached(update)?.execute(values.as_slice())?
-                        }
-                    }
-                }
-            };
+            let counted = conn
+                .prepare_cached(&update[chunk.len() - 1])?
+                .execute(values.as_slice())?;
             if counted < chunk.len() {
                 conn.prepare_cached(&add[chunk.len() - 1])?
                     .execute(values.as_slice())?;
             }
         }
-    }
-    if let Some(first) = carried {
-        conn.prepare_cached(first.text)?
-            .execute_ahead(first.values.as_slice())?;
     }
     Ok(())
 }

@@ -218,11 +218,7 @@ impl Client {
         if crate::db::writer::current_transaction().is_none() {
             return self.wait(async |client| client.batch_execute(&deferred).await);
         }
-        let mut inner = self.inner.borrow_mut();
-        let client = std::sync::Arc::clone(inner.driver.client());
-        inner.driver.send(Box::pin(async move {
-            client.batch_execute(&deferred).await.map(|()| 0)
-        }));
+        self.send_ahead(|client| async move { client.batch_execute(&deferred).await.map(|()| 0) });
         Ok(())
     }
 
@@ -259,19 +255,26 @@ impl Client {
         if crate::db::writer::current_transaction().is_none() {
             return self.execute(sql, params).map(|_| ());
         }
+        // It may write, and its failure is found later: noted now.
         crate::db::conn::mark_written();
-        let result = (|| {
-            self.send_deferred()?;
-            let statement = self.statement(sql)?;
-            let mut inner = self.inner.borrow_mut();
-            let client = std::sync::Arc::clone(inner.driver.client());
-            let values = params.to_vec();
-            inner.driver.send(Box::pin(async move {
-                client.execute(&statement, &as_params(&values)).await
-            }));
-            Ok(())
-        })();
-        result.inspect_err(|_| crate::db::conn::mark_written())
+        self.send_deferred()?;
+        let statement = self.statement(sql)?;
+        let values = params.to_vec();
+        self.send_ahead(
+            |client| async move { client.execute(&statement, &as_params(&values)).await },
+        );
+        Ok(())
+    }
+
+    /// Sends the request `request` makes on the driver's client without
+    /// waiting for its answer (`driver::Driver::send`).
+    fn send_ahead<F>(&self, request: impl FnOnce(std::sync::Arc<tokio_postgres::Client>) -> F)
+    where
+        F: std::future::Future<Output = Result<u64, tokio_postgres::Error>> + Send + 'static,
+    {
+        let mut inner = self.inner.borrow_mut();
+        let client = std::sync::Arc::clone(inner.driver.client());
+        inner.driver.send(Box::pin(request(client)));
     }
 
     /// Reads the answers of the statements sent ahead that no call has read
