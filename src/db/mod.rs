@@ -511,14 +511,7 @@ impl Db {
                     }
                 })?,
             )),
-            commits: Commits::Counter(Arc::new(
-                pg::position::Position::start((**options).clone()).map_err(|source| {
-                    StoreError::Thread {
-                        what: "the commit position's reader",
-                        source,
-                    }
-                })?,
-            )),
+            commits: Commits::Counter(Arc::new(pg::position::Position::new((**options).clone()))),
         })
     }
 

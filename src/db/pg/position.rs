@@ -11,20 +11,24 @@
 //! other on its very next request.
 //!
 //! Reading the counter costs a round trip, so many requests share one: a
-//! request takes a ticket, and the [`Position`]'s own thread answers every
-//! ticket taken before its query was sent with that query's result. A query
+//! request takes a ticket; the first to find no query out sends one for
+//! every ticket taken so far, on the server's own runtime (the connection is
+//! a task of that runtime: no thread of its own, no second runtime, no
+//! condvar), and publishes the answer to every ticket it covers. A query
 //! sent after a request arrived is what makes the answer valid for it; under
 //! load one round trip serves every request that arrived during the previous
-//! one. When the database cannot be asked (a lost connection, no answer
-//! within [`WAIT`]) the answer is "unknown", and the caller goes to the store.
+//! one. A request dropped while it asks hands the asking on to those
+//! waiting. When the database cannot be asked (a lost connection, no answer
+//! within [`WAIT`]) the answer is "unknown", and the caller goes to the
+//! store.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
 
-use super::{Client, ConnectOptions};
+use super::{ConnectOptions, tls};
 
 /// The counter's query (autocommit: the latest committed value).
 const QUERY: &str = "SELECT commits FROM change_log WHERE id = 1";
@@ -40,7 +44,6 @@ const RECONNECT_PAUSE: Duration = Duration::from_millis(250);
 /// Answers "what is the commit counter now" for many requests at once.
 pub struct Position {
     shared: Arc<Shared>,
-    answers: watch::Receiver<Answer>,
 }
 
 /// The last answer: tickets up to `covered` may use `commits`.
@@ -51,47 +54,75 @@ struct Answer {
 }
 
 struct Shared {
+    options: ConnectOptions,
     /// Tickets handed out so far.
     tickets: AtomicU64,
-    /// Guards the thread's sleep (with `wake`), so no ticket is missed.
-    pending: Mutex<()>,
-    wake: Condvar,
-    stop: AtomicBool,
+    /// Whether a request is asking now (its query out).
+    asking: AtomicBool,
+    answers: watch::Sender<Answer>,
+    /// The connection the askers use, one at a time.
+    link: Mutex<Link>,
     /// Queries sent since the start (tests check that requests share them).
     queries: AtomicU64,
 }
 
+enum Link {
+    /// Not connected yet, or the connection was lost.
+    None,
+    Up(Arc<tokio_postgres::Client>, tokio_postgres::Statement),
+    /// A connection attempt failed: none is made again before this.
+    Down(Instant),
+}
+
 impl Position {
-    /// Starts the thread that asks; its connection is made on first demand.
-    pub fn start(options: ConnectOptions) -> std::io::Result<Position> {
-        let shared = Arc::new(Shared {
-            tickets: AtomicU64::new(0),
-            pending: Mutex::new(()),
-            wake: Condvar::new(),
-            stop: AtomicBool::new(false),
-            queries: AtomicU64::new(0),
-        });
-        let (send, answers) = watch::channel(Answer {
+    /// A position read through a connection made on first demand, on the
+    /// runtime of the request that needs it.
+    pub fn new(options: ConnectOptions) -> Position {
+        let (answers, _) = watch::channel(Answer {
             covered: 0,
             commits: None,
         });
-        let thread_shared = shared.clone();
-        std::thread::Builder::new()
-            .name("quayside-position".into())
-            .spawn(move || ask(&thread_shared, &options, &send))?;
-        Ok(Position { shared, answers })
+        Position {
+            shared: Arc::new(Shared {
+                options,
+                tickets: AtomicU64::new(0),
+                asking: AtomicBool::new(false),
+                answers,
+                link: Mutex::new(Link::None),
+                queries: AtomicU64::new(0),
+            }),
+        }
     }
 
     /// The counter as read by a query sent after this call began; `None`
     /// when it could not be read.
     pub async fn commits(&self) -> Option<i64> {
-        let ticket = self.shared.tickets.fetch_add(1, Ordering::SeqCst) + 1;
-        self.shared.nudge();
-        let mut answers = self.answers.clone();
-        let waited = tokio::time::timeout(WAIT, answers.wait_for(|a| a.covered >= ticket)).await;
-        match waited {
-            Ok(Ok(answer)) => answer.commits,
-            _ => None,
+        let shared = &*self.shared;
+        let ticket = shared.tickets.fetch_add(1, Ordering::SeqCst) + 1;
+        let mut answers = shared.answers.subscribe();
+        let deadline = tokio::time::Instant::now() + WAIT;
+        loop {
+            // Seen before `asking` is read: an answer sent after this wakes
+            // `changed` below.
+            let answer = *answers.borrow_and_update();
+            if answer.covered >= ticket {
+                return answer.commits;
+            }
+            if !shared.asking.swap(true, Ordering::SeqCst) {
+                let asking = Asking(shared);
+                // Every ticket taken up to here was taken before the query
+                // is sent.
+                let covered = shared.tickets.load(Ordering::SeqCst);
+                let commits = tokio::time::timeout_at(deadline, shared.ask())
+                    .await
+                    .unwrap_or(None);
+                asking.answer(Answer { covered, commits });
+                return commits;
+            }
+            match tokio::time::timeout_at(deadline, answers.changed()).await {
+                Ok(Ok(())) => {}
+                _ => return None,
+            }
         }
     }
 
@@ -101,80 +132,82 @@ impl Position {
     }
 }
 
-impl Drop for Position {
+/// The asking request's hold on `asking`: released with its answer, or
+/// without one if the request is dropped mid-way (another then asks).
+struct Asking<'a>(&'a Shared);
+
+impl Asking<'_> {
+    fn answer(self, answer: Answer) {
+        let shared = self.0;
+        std::mem::forget(self);
+        // Released before the answer is sent: a request that still finds
+        // `asking` set has seen the answer before it, and `changed` wakes it.
+        shared.asking.store(false, Ordering::SeqCst);
+        shared.answers.send_replace(answer);
+    }
+}
+
+impl Drop for Asking<'_> {
     fn drop(&mut self) {
-        self.shared.stop.store(true, Ordering::SeqCst);
-        self.shared.nudge();
+        self.0.asking.store(false, Ordering::SeqCst);
+        // Wakes the waiting requests, one of which asks instead.
+        self.0.answers.send_modify(|_| {});
     }
 }
 
 impl Shared {
-    /// Wakes the thread (a new ticket, or the stop), under the lock its sleep
-    /// checks the tickets under, so no wake-up falls between its check and
-    /// its sleep.
-    fn nudge(&self) {
-        let _guard = self.pending.lock().unwrap_or_else(|e| e.into_inner());
-        self.wake.notify_one();
-    }
-}
-
-/// The thread: waits for tickets, then answers all taken so far with one query.
-fn ask(shared: &Shared, options: &ConnectOptions, send: &watch::Sender<Answer>) {
-    let mut client: Option<Client> = None;
-    let mut covered = 0;
-    loop {
-        {
-            let mut guard = shared.pending.lock().unwrap_or_else(|e| e.into_inner());
-            while shared.tickets.load(Ordering::SeqCst) <= covered {
-                if shared.stop.load(Ordering::SeqCst) {
-                    return;
-                }
-                guard = shared.wake.wait(guard).unwrap_or_else(|e| e.into_inner());
+    /// One query on the connection, made now if there is none.
+    async fn ask(&self) -> Option<i64> {
+        let (client, statement) = self.link().await?;
+        self.queries.fetch_add(1, Ordering::Relaxed);
+        match client.query_opt(&statement, &[]).await {
+            Ok(row) => row.and_then(|row| row.try_get::<_, i64>(0).ok()),
+            Err(err) => {
+                log::warn!("cannot read the commit position (caches bypassed): {err}");
+                *self.link.lock().unwrap_or_else(|e| e.into_inner()) = Link::None;
+                None
             }
         }
-        if shared.stop.load(Ordering::SeqCst) {
-            return;
-        }
-        // Every ticket taken up to here was taken before the query is sent.
-        covered = shared.tickets.load(Ordering::SeqCst);
-        if client.as_ref().is_none_or(Client::is_closed) {
-            client = match Client::connect(options) {
-                Ok(made) => Some(made),
-                Err(err) => {
-                    log::warn!("cannot read the commit position (caches bypassed): {err}");
-                    send.send_replace(Answer {
-                        covered,
-                        commits: None,
-                    });
-                    std::thread::sleep(RECONNECT_PAUSE);
-                    // Tickets taken during the pause are answered "unknown" too:
-                    // none of them may wait on a connection that is not there.
-                    covered = shared.tickets.load(Ordering::SeqCst);
-                    send.send_replace(Answer {
-                        covered,
-                        commits: None,
-                    });
-                    continue;
+    }
+
+    async fn link(&self) -> Option<(Arc<tokio_postgres::Client>, tokio_postgres::Statement)> {
+        {
+            let link = self.link.lock().unwrap_or_else(|e| e.into_inner());
+            match &*link {
+                Link::Up(client, statement) if !client.is_closed() => {
+                    return Some((client.clone(), statement.clone()));
                 }
-            };
+                Link::Down(until) if Instant::now() < *until => return None,
+                _ => {}
+            }
         }
-        shared.queries.fetch_add(1, Ordering::Relaxed);
-        let commits =
-            client
-                .as_ref()
-                .map(|c| c.query_row(QUERY, &[]))
-                .and_then(|read| match read {
-                    Ok(Some(row)) => match row.get(0) {
-                        Some(super::Value::Integer(n)) => Some(*n),
-                        _ => None,
-                    },
-                    Ok(None) => None,
-                    Err(err) => {
-                        log::warn!("cannot read the commit position (caches bypassed): {err}");
-                        client = None;
-                        None
-                    }
-                });
-        send.send_replace(Answer { covered, commits });
+        match self.connect().await {
+            Ok((client, statement)) => {
+                let client = Arc::new(client);
+                *self.link.lock().unwrap_or_else(|e| e.into_inner()) =
+                    Link::Up(client.clone(), statement.clone());
+                Some((client, statement))
+            }
+            Err(err) => {
+                log::warn!("cannot read the commit position (caches bypassed): {err}");
+                *self.link.lock().unwrap_or_else(|e| e.into_inner()) =
+                    Link::Down(Instant::now() + RECONNECT_PAUSE);
+                None
+            }
+        }
+    }
+
+    /// A connection whose driving task runs on the current runtime, and the
+    /// query prepared on it.
+    async fn connect(&self) -> super::Result<(tokio_postgres::Client, tokio_postgres::Statement)> {
+        let tls = tls::MakeRustlsConnect::new(&self.options)?;
+        let (client, connection) = self.options.config.connect(tls).await?;
+        tokio::spawn(async move {
+            if let Err(err) = connection.await {
+                log::debug!("the commit position's connection ended: {err}");
+            }
+        });
+        let statement = client.prepare(QUERY).await?;
+        Ok((client, statement))
     }
 }

@@ -136,3 +136,38 @@ fn a_position_that_cannot_be_read_in_time_is_unknown_and_comes_back() {
         assert_eq!(again, before, "nothing was committed meanwhile");
     });
 }
+
+/// A request dropped while its query is out (its client gone, its own
+/// timeout) leaves no one holding the asking: the next request asks, and is
+/// answered.
+#[test]
+fn a_request_dropped_while_asking_leaves_the_next_to_ask() {
+    let (db, locker, runtime) = set_up();
+    runtime.block_on(async {
+        let before = db.stamp().await.expect("a position");
+        use tokio::task::block_in_place as sync;
+        sync(|| {
+            locker
+                .batch_execute("BEGIN; LOCK TABLE change_log IN ACCESS EXCLUSIVE MODE")
+                .unwrap()
+        });
+        let sent = db.position_queries();
+        let asking = tokio::spawn({
+            let db = db.clone();
+            async move { db.stamp().await }
+        });
+        // Its query is out (and held behind the lock) before it is dropped.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while db.position_queries() == sent {
+            assert!(std::time::Instant::now() < deadline, "no query was sent");
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+        asking.abort();
+        assert!(asking.await.unwrap_err().is_cancelled());
+        sync(|| locker.batch_execute("COMMIT").unwrap());
+
+        // Were the asking still held, this call would wait out the limit
+        // and be answered "unknown".
+        assert_eq!(db.stamp().await, Some(before), "nothing was committed");
+    });
+}
