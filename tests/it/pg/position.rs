@@ -80,6 +80,16 @@ fn the_position_moves_with_every_commit_anywhere_and_calls_together_share_a_quer
     });
 }
 
+/// Holds the counter's table behind `locker`'s lock: a position query then
+/// waits until `locker` commits.
+fn lock_the_counter(locker: &Client) {
+    tokio::task::block_in_place(|| {
+        locker
+            .batch_execute("BEGIN; LOCK TABLE change_log IN ACCESS EXCLUSIVE MODE")
+            .unwrap()
+    });
+}
+
 /// `calls` stamps asked at once (each polled before any is answered).
 async fn futures_join(db: &Db, calls: u64) -> Vec<Option<quayside::db::stamp::Stamp>> {
     let mut set = tokio::task::JoinSet::new();
@@ -99,12 +109,8 @@ fn a_position_that_cannot_be_read_in_time_is_unknown_and_comes_back() {
     let (db, locker, runtime) = set_up();
     runtime.block_on(async {
         let before = db.stamp().await.expect("a position");
+        lock_the_counter(&locker);
         use tokio::task::block_in_place as sync;
-        sync(|| {
-            locker
-                .batch_execute("BEGIN; LOCK TABLE change_log IN ACCESS EXCLUSIVE MODE")
-                .unwrap()
-        });
         // Requests taken while the query hangs, one after another and
         // several at once: every one answered "unknown", none waiting much
         // past the 2 s limit.
@@ -145,12 +151,8 @@ fn a_request_dropped_while_asking_leaves_the_next_to_ask() {
     let (db, locker, runtime) = set_up();
     runtime.block_on(async {
         let before = db.stamp().await.expect("a position");
+        lock_the_counter(&locker);
         use tokio::task::block_in_place as sync;
-        sync(|| {
-            locker
-                .batch_execute("BEGIN; LOCK TABLE change_log IN ACCESS EXCLUSIVE MODE")
-                .unwrap()
-        });
         let sent = db.position_queries();
         let asking = tokio::spawn({
             let db = db.clone();
