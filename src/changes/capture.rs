@@ -904,6 +904,34 @@ fn append_postgres(conn: &Conn, mut rows: Vec<serde_json::Value>) -> ApiResult<O
         }
     }
     let rows = serde_json::Value::Array(rows).to_string();
+    // The one INSERT, numbering the entries with `seq`: sent ahead, or
+    // answering how many it appended and the last number.
+    static TEXTS: std::sync::OnceLock<[String; 2]> = std::sync::OnceLock::new();
+    let texts = TEXTS.get_or_init(|| {
+        let insert = |seq: &str| {
+            format!(
+                "INSERT INTO changes (seq, event_id, type, entity_type, entity_id, feed, \
+                 workspace_id, client_tenant, vendor_tenant, actor, occurred_at, record) \
+                 SELECT {seq}, e.event_id, e.type, e.entity_type, e.entity_id, e.feed, \
+                 e.workspace_id, e.client_tenant, e.vendor_tenant, e.actor, e.occurred_at, e.record \
+                 FROM moved, json_to_recordset(?1::json) AS e(i bigint, event_id text, type text, \
+                 entity_type text, entity_id text, feed text, workspace_id text, \
+                 client_tenant text, vendor_tenant text, actor text, occurred_at bigint, record text)"
+            )
+        };
+        let moved = "WITH moved AS (UPDATE change_log SET head = head + ?2::bigint WHERE id = 1 \
+                     RETURNING head)";
+        [
+            format!(
+                "{moved} {}",
+                insert("CASE WHEN moved.head = ?3::bigint THEN moved.head - ?2 + e.i END")
+            ),
+            format!(
+                "{moved}, appended AS ({} RETURNING seq) SELECT count(*), max(seq) FROM appended",
+                insert("moved.head - ?2 + e.i")
+            ),
+        ]
+    });
     if let Some(head) = conn.head_at_begin() {
         // The numbers are known: the statement is sent ahead, to travel with
         // the COMMIT. Should the head have moved otherwise than this
@@ -911,34 +939,13 @@ fn append_postgres(conn: &Conn, mut rows: Vec<serde_json::Value>) -> ApiResult<O
         // no number, which `seq`'s NOT NULL refuses: the batch fails rather
         // than number them wrong.
         let last = head + count as u64;
-        conn.prepare_cached(
-            "WITH moved AS (UPDATE change_log SET head = head + ?2::bigint WHERE id = 1 RETURNING head) \
-             INSERT INTO changes (seq, event_id, type, entity_type, entity_id, feed, \
-             workspace_id, client_tenant, vendor_tenant, actor, occurred_at, record) \
-             SELECT CASE WHEN moved.head = ?3::bigint THEN moved.head - ?2 + e.i END, \
-             e.event_id, e.type, e.entity_type, e.entity_id, \
-             e.feed, e.workspace_id, e.client_tenant, e.vendor_tenant, e.actor, e.occurred_at, e.record \
-             FROM moved, json_to_recordset(?1::json) AS e(i bigint, event_id text, type text, \
-             entity_type text, entity_id text, feed text, workspace_id text, \
-             client_tenant text, vendor_tenant text, actor text, occurred_at bigint, record text)",
-        )?
-        .execute_ahead(params![rows, count, last as i64])?;
+        conn.prepare_cached(&texts[0])?
+            .execute_ahead(params![rows, count, last as i64])?;
         conn.moved_head(last);
         return Ok(Some(last));
     }
     let (appended, last): (i64, Option<i64>) = conn
-        .prepare_cached(
-            "WITH moved AS (UPDATE change_log SET head = head + ?2::bigint WHERE id = 1 RETURNING head), \
-             appended AS (INSERT INTO changes (seq, event_id, type, entity_type, entity_id, feed, \
-             workspace_id, client_tenant, vendor_tenant, actor, occurred_at, record) \
-             SELECT moved.head - ?2 + e.i, e.event_id, e.type, e.entity_type, e.entity_id, \
-             e.feed, e.workspace_id, e.client_tenant, e.vendor_tenant, e.actor, e.occurred_at, e.record \
-             FROM moved, json_to_recordset(?1::json) AS e(i bigint, event_id text, type text, \
-             entity_type text, entity_id text, feed text, workspace_id text, \
-             client_tenant text, vendor_tenant text, actor text, occurred_at bigint, record text) \
-             RETURNING seq) \
-             SELECT count(*), max(seq) FROM appended",
-        )?
+        .prepare_cached(&texts[1])?
         .query_row(params![rows, count], |row| Ok((row.get(0)?, row.get(1)?)))?;
     if appended != count {
         return Err(crate::error::ApiError::internal(format!(

@@ -41,11 +41,6 @@ const WAIT: Duration = Duration::from_secs(2);
 /// "unknown" at once rather than each waiting for another attempt.
 const RECONNECT_PAUSE: Duration = Duration::from_millis(250);
 
-/// Answers "what is the commit counter now" for many requests at once.
-pub struct Position {
-    shared: Arc<Shared>,
-}
-
 /// The last answer: tickets up to `covered` may use `commits`.
 #[derive(Clone, Copy, Debug)]
 struct Answer {
@@ -53,7 +48,8 @@ struct Answer {
     commits: Option<i64>,
 }
 
-struct Shared {
+/// Answers "what is the commit counter now" for many requests at once.
+pub struct Position {
     options: ConnectOptions,
     /// Tickets handed out so far.
     tickets: AtomicU64,
@@ -83,23 +79,20 @@ impl Position {
             commits: None,
         });
         Position {
-            shared: Arc::new(Shared {
-                options,
-                tickets: AtomicU64::new(0),
-                asking: AtomicBool::new(false),
-                answers,
-                link: Mutex::new(Link::None),
-                queries: AtomicU64::new(0),
-            }),
+            options,
+            tickets: AtomicU64::new(0),
+            asking: AtomicBool::new(false),
+            answers,
+            link: Mutex::new(Link::None),
+            queries: AtomicU64::new(0),
         }
     }
 
     /// The counter as read by a query sent after this call began; `None`
     /// when it could not be read.
     pub async fn commits(&self) -> Option<i64> {
-        let shared = &*self.shared;
-        let ticket = shared.tickets.fetch_add(1, Ordering::SeqCst) + 1;
-        let mut answers = shared.answers.subscribe();
+        let ticket = self.tickets.fetch_add(1, Ordering::SeqCst) + 1;
+        let mut answers = self.answers.subscribe();
         let deadline = tokio::time::Instant::now() + WAIT;
         loop {
             // Seen before `asking` is read: an answer sent after this wakes
@@ -108,12 +101,12 @@ impl Position {
             if answer.covered >= ticket {
                 return answer.commits;
             }
-            if !shared.asking.swap(true, Ordering::SeqCst) {
-                let asking = Asking(shared);
+            if !self.asking.swap(true, Ordering::SeqCst) {
+                let asking = Asking(self);
                 // Every ticket taken up to here was taken before the query
                 // is sent.
-                let covered = shared.tickets.load(Ordering::SeqCst);
-                let commits = tokio::time::timeout_at(deadline, shared.ask())
+                let covered = self.tickets.load(Ordering::SeqCst);
+                let commits = tokio::time::timeout_at(deadline, self.ask())
                     .await
                     .unwrap_or(None);
                 asking.answer(Answer { covered, commits });
@@ -128,22 +121,22 @@ impl Position {
 
     /// Queries sent so far.
     pub fn queries(&self) -> u64 {
-        self.shared.queries.load(Ordering::Relaxed)
+        self.queries.load(Ordering::Relaxed)
     }
 }
 
 /// The asking request's hold on `asking`: released with its answer, or
 /// without one if the request is dropped mid-way (another then asks).
-struct Asking<'a>(&'a Shared);
+struct Asking<'a>(&'a Position);
 
 impl Asking<'_> {
     fn answer(self, answer: Answer) {
-        let shared = self.0;
+        let position = self.0;
         std::mem::forget(self);
         // Released before the answer is sent: a request that still finds
         // `asking` set has seen the answer before it, and `changed` wakes it.
-        shared.asking.store(false, Ordering::SeqCst);
-        shared.answers.send_replace(answer);
+        position.asking.store(false, Ordering::SeqCst);
+        position.answers.send_replace(answer);
     }
 }
 
@@ -155,7 +148,7 @@ impl Drop for Asking<'_> {
     }
 }
 
-impl Shared {
+impl Position {
     /// One query on the connection, made now if there is none.
     async fn ask(&self) -> Option<i64> {
         let (client, statement) = self.link().await?;
