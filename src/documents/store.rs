@@ -167,9 +167,10 @@ pub fn insert(conn: &Conn, doc: &Document) -> ApiResult<()> {
 
 /// Stores new documents (a certificate's, in the order sent) in as few
 /// statements as the engine prefers (`Dialect::rows_per_insert`: on
-/// PostgreSQL 16 rows a statement, sent ahead without waiting); the items their bodies refer to count one use more for each
-/// document referring to them, in one statement per item on SQLite and one
-/// for up to 16 items on PostgreSQL, however many documents share them.
+/// PostgreSQL 16 rows a statement, sent ahead without waiting); the items
+/// their bodies refer to count one use more for each document referring to
+/// them, in one statement per item on SQLite and one for up to 16 items on
+/// PostgreSQL, however many documents share them.
 pub fn insert_many(conn: &Conn, docs: &[Document]) -> ApiResult<()> {
     static TEXTS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
     let texts = TEXTS.get_or_init(|| {
