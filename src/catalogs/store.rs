@@ -167,6 +167,9 @@ pub fn insert(conn: &Conn, item: &CatalogItem) -> ApiResult<()> {
         item.created_at,
         item.updated_at
     ])?;
+    // Changed through its store, never offered: the write's change entries
+    // are rendered by reading it back (`db::offered::set_aside`).
+    crate::db::offered::wrote(conn, TABLE, &[&item.id]);
     Ok(())
 }
 
@@ -182,6 +185,7 @@ pub fn update(conn: &Conn, item: &CatalogItem) -> ApiResult<()> {
         item.xref,
         item.updated_at
     ])?;
+    crate::db::offered::wrote(conn, TABLE, &[&item.id]);
     Ok(())
 }
 

@@ -29,6 +29,15 @@
 //! From the notes on, [`record`] is one code for both: the net effect per
 //! record, the `SOURCES` renderers, the entries.
 //!
+//! On PostgreSQL the notes' take is a round trip, most of what a write
+//! costs the writer once its statements are sent ahead. So in a batch run
+//! without savepoints a write that offered every row it changed
+//! ([`defer`]) has its entries rendered from its offers at once, and its
+//! notes are left behind a marker row, to be taken with a later write's or
+//! at the batch's end ([`settle`]) and checked then ([`confirm`]): a
+//! write's notes that show more than it offered run the batch again, with
+//! a savepoint and a take per write.
+//!
 //! Temp tables never reach the WAL on either engine. Only connections that
 //! installed the capture record changes: the writer thread's and the CLI's
 //! import. Another program writing the data (the sqlite3 shell, psql) is not
@@ -62,6 +71,11 @@ pub struct State {
     /// Entries [`hold`] kept back for [`append_held`] (PostgreSQL), as the
     /// rows of its statement.
     held: Mutex<Vec<serde_json::Value>>,
+    /// The writes [`defer`] rendered whose notes are not taken yet, in
+    /// write order (PostgreSQL).
+    deferred: Mutex<Vec<Deferred>>,
+    /// How many deferred writes [`confirm`] confirmed.
+    confirmed: std::sync::atomic::AtomicU64,
     /// The covered tables as the row hook reads them (SQLite).
     covered: OnceLock<Arc<[Covered]>>,
 }
@@ -520,6 +534,10 @@ impl Pending {
 /// The `op` of a change whose row could not be read.
 const UNREADABLE: &str = "!";
 
+/// The table (and `op`) of the note [`defer`] adds after a write whose notes
+/// it leaves for later: the notes between two markers are one write's.
+const MARKER: &str = "#";
+
 /// Takes what the current write noted, in the order noted: from memory
 /// (SQLite), or from the session's `change_notes` in one round trip
 /// (PostgreSQL; the rows' deletion is part of the transaction, so a batch
@@ -538,6 +556,12 @@ fn take_notes(conn: &Conn, state: &State) -> crate::db::Result<Vec<Pending>> {
             .query_map([], |row| {
                 let table: String = row.get(0)?;
                 let op: String = row.get(3)?;
+                if table == MARKER {
+                    return Ok(Some(Pending {
+                        op: MARKER,
+                        ..Pending::unreadable(MARKER)
+                    }));
+                }
                 // Named as the hook names them (static names, no copy per note).
                 let known = SOURCES
                     .iter()
@@ -602,6 +626,216 @@ pub fn append_held(conn: &Conn, state: &State) -> ApiResult<Option<u64>> {
 /// Drops the entries held back: their transaction was rolled back.
 pub fn drop_held(state: &State) {
     state.held.lock().unwrap_or_else(|p| p.into_inner()).clear();
+    state
+        .deferred
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clear();
+}
+
+/// A write whose change entries [`defer`] rendered from its offers, waiting
+/// for its notes to confirm them.
+struct Deferred {
+    actor: String,
+    /// When it was recorded (the entries' `occurred_at`).
+    at: i64,
+    /// Each offered row (its table and [`crate::db::offered::row_name`]),
+    /// rendered, with its workspace's parties.
+    rows: HashMap<(&'static str, String), (Rendered, Parties)>,
+}
+
+/// [`hold`] without its round trip, for the writer's writes on PostgreSQL
+/// that offered every row they changed through their stores
+/// (`db::offered::set_aside`): their entries are rendered now from the
+/// offers, and their notes are left in `change_notes` behind a marker sent
+/// ahead, to be taken with a later write's ([`hold`]) or at the batch's end
+/// ([`settle`]), and checked then. Until then what is kept of the offered
+/// rows is forgotten now, as [`hold`] would. False when the write does not
+/// qualify; nothing is taken then, and the writer holds it as before.
+/// A write that ran no statement that may write (`wrote` false: a PUT
+/// that changed nothing) noted nothing: there is nothing to take, now or
+/// later.
+///
+/// The check ([`confirm`]) fails when the notes show any change the offers
+/// do not: a row not offered, one changed twice, a delete. The writer then
+/// runs the whole batch again with a savepoint and a notes take per write,
+/// as after a write that failed after writing.
+pub fn defer(conn: &Conn, actor: &str, wrote: bool, state: &State) -> ApiResult<bool> {
+    if conn.dialect().engine != Engine::Postgres {
+        return Ok(false);
+    }
+    if !wrote {
+        crate::db::offered::clear();
+        return Ok(true);
+    }
+    let source = |table: &str| {
+        SOURCES
+            .iter()
+            .find(|s| s.table == table)
+            .and_then(|s| s.offered.map(|offered| (s.table, offered)))
+    };
+    let Some(offers) = crate::db::offered::set_aside(|table| source(table).is_some()) else {
+        return Ok(false);
+    };
+    let mut rows = HashMap::with_capacity(offers.len());
+    for (table, key, offer) in offers {
+        let Some((table, offered)) = source(table) else {
+            continue;
+        };
+        // What the writer keeps of the row is no longer true (`db::kept`),
+        // for the batch's next write.
+        let key1 = key.split('/').next().unwrap_or_default();
+        crate::db::kept::forget(table, key1);
+        if table == crate::catalogs::store::TABLE {
+            state.items.forget(key1);
+        }
+        if table == "workspaces" {
+            state.tenants.forget(key1);
+        }
+        let rendered = offered(offer)?;
+        if cfg!(debug_assertions) {
+            let engine = conn.dialect().engine;
+            let from = Tables {
+                table: live(engine, table),
+                blobs: live(engine, "blobs"),
+                items: &state.items,
+            };
+            let parts: Vec<String> = key.splitn(2, '/').map(String::from).collect();
+            let source = SOURCES.iter().find(|s| s.table == table);
+            if let Some(source) = source {
+                same_as_stored(conn, source, &from, &parts, &rendered)?;
+            }
+        }
+        let parties = match &rendered.workspace_id {
+            Some(workspace) => state
+                .tenants
+                .get_or(workspace, || workspace_tenants(conn, workspace))?,
+            None => (None, None),
+        };
+        rows.insert((table, key), (rendered, parties));
+    }
+    conn.prepare_cached(&format!(
+        "INSERT INTO pg_temp.change_notes (tbl, op) VALUES ('{MARKER}', '{MARKER}')"
+    ))?
+    .execute_ahead([])?;
+    state
+        .deferred
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .push(Deferred {
+            actor: actor.to_string(),
+            at: crate::clock::now_ms(),
+            rows,
+        });
+    Ok(true)
+}
+
+/// How many deferred writes were confirmed so far.
+pub fn confirmed(state: &State) -> u64 {
+    state.confirmed.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Whether writes [`defer`]red wait for their notes.
+pub fn deferring(state: &State) -> bool {
+    !state
+        .deferred
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .is_empty()
+}
+
+/// At the batch's end: takes the notes of the writes [`defer`]red and
+/// [`confirm`]s them, in one round trip. An error (a check that failed,
+/// or a statement sent ahead that failed) leaves the batch to be run again.
+pub fn settle(conn: &Conn, state: &State) -> ApiResult<()> {
+    if !deferring(state) {
+        return Ok(());
+    }
+    let notes = take_notes(conn, state)?;
+    if notes.last().is_some_and(|last| last.op != MARKER) {
+        return Err(crate::error::ApiError::internal(
+            "change log: changes noted after the batch's last write",
+        ));
+    }
+    confirm(state, notes)
+}
+
+/// Checks the notes of the writes [`defer`]red (`notes`: theirs, each
+/// write's ended by its marker) against what they offered, and holds
+/// their entries, in write order. Each write's notes must name only rows it
+/// offered, each created or updated once; its entries then follow its
+/// notes' order, as [`record`]'s do.
+fn confirm(state: &State, notes: Vec<Pending>) -> ApiResult<()> {
+    let deferred = std::mem::take(&mut *state.deferred.lock().unwrap_or_else(|p| p.into_inner()));
+    let doubt = |why: String| {
+        Err(crate::error::ApiError::internal(format!(
+            "change log: {why}"
+        )))
+    };
+    let markers = notes.iter().filter(|note| note.op == MARKER).count();
+    if markers != deferred.len() {
+        return doubt(format!(
+            "{markers} markers for {} deferred writes",
+            deferred.len()
+        ));
+    }
+    let writes = deferred.len() as u64;
+    let mut groups = notes.split(|note| note.op == MARKER);
+    let mut held = Vec::new();
+    for mut write in deferred {
+        let notes = groups.next().unwrap_or_default();
+        let mut entries = Vec::with_capacity(notes.len());
+        for note in notes {
+            let op = match note.op {
+                "c" => Net::Created,
+                "u" => Net::Updated,
+                other => {
+                    return doubt(format!(
+                        "a deferred write's note `{other}` on {}",
+                        note.table
+                    ));
+                }
+            };
+            let key1 = note.key1.as_deref().unwrap_or_default();
+            let name = match note.key2.as_deref() {
+                Some(key2) => crate::db::offered::row_name(&[key1, key2]),
+                None => key1.to_string(),
+            };
+            // Each row's offer serves one note: a second one is a change
+            // after the offer.
+            let Some((rendered, (client, vendor))) = write.rows.remove(&(note.table, name)) else {
+                return doubt(format!(
+                    "a deferred write changed {} {key1} without offering it",
+                    note.table
+                ));
+            };
+            let Some(source) = SOURCES.iter().find(|s| s.table == note.table) else {
+                return doubt(format!("a deferred write's note on {}", note.table));
+            };
+            let verb = verb(
+                source,
+                op,
+                note.old_status.as_deref(),
+                note.new_status.as_deref(),
+            );
+            entries.push(NewEntry {
+                event_type: format!("{}.{verb}", rendered.entity),
+                rendered,
+                client,
+                vendor,
+            });
+        }
+        held.extend(postgres_rows(&write.actor, write.at, entries));
+    }
+    state
+        .held
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .extend(held);
+    state
+        .confirmed
+        .fetch_add(writes, std::sync::atomic::Ordering::Relaxed);
+    Ok(())
 }
 
 fn record_as(conn: &Conn, actor: &str, state: &State, hold: bool) -> ApiResult<Option<u64>> {
@@ -613,7 +847,17 @@ fn record_as(conn: &Conn, actor: &str, state: &State, hold: bool) -> ApiResult<O
         }
     }
     let _offers = DropOffers;
-    let pending = take_notes(conn, state)?;
+    let mut pending = take_notes(conn, state)?;
+    // The deferred writes' notes come first, each ended by its marker: their
+    // entries go before this write's.
+    if deferring(state) {
+        let own = match pending.iter().rposition(|p| p.op == MARKER) {
+            Some(last) => pending.split_off(last + 1),
+            None => std::mem::take(&mut pending),
+        };
+        confirm(state, pending)?;
+        pending = own;
+    }
     if pending.is_empty() {
         return Ok(None);
     }

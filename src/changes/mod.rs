@@ -368,6 +368,14 @@ pub struct Capture {
     state: capture::State,
 }
 
+impl Capture {
+    /// How many writes had their changes confirmed after they were
+    /// deferred (PostgreSQL: `capture::defer`), since the capture was made.
+    pub fn confirmed(&self) -> u64 {
+        capture::confirmed(&self.state)
+    }
+}
+
 impl crate::db::writer::Capture for Capture {
     fn install(&self, conn: &Conn) -> crate::db::Result<()> {
         capture::install(conn, &self.state)
@@ -379,6 +387,18 @@ impl crate::db::writer::Capture for Capture {
 
     fn hold(&self, conn: &Conn, actor: &str) -> ApiResult<Option<u64>> {
         capture::hold(conn, actor, &self.state)
+    }
+
+    fn defer(&self, conn: &Conn, actor: &str, wrote: bool) -> ApiResult<bool> {
+        capture::defer(conn, actor, wrote, &self.state)
+    }
+
+    fn deferring(&self) -> bool {
+        capture::deferring(&self.state)
+    }
+
+    fn settle(&self, conn: &Conn) -> ApiResult<()> {
+        capture::settle(conn, &self.state)
     }
 
     fn append_held(&self, conn: &Conn) -> ApiResult<Option<u64>> {

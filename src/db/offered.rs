@@ -28,7 +28,11 @@
 //!   say which). Anything else is read back, as without an offer.
 //!
 //! Everything offered is dropped when the capture has recorded the write
-//! ([`clear`]) and whenever the writer rolls anything back.
+//! ([`clear`]) and whenever the writer rolls anything back. On PostgreSQL
+//! a write that offered every row it changed through its stores hands its
+//! offers to the capture instead ([`set_aside`]), which renders them at
+//! once and checks them against the write's notes later
+//! (`changes::capture::defer`).
 
 use std::any::Any;
 use std::cell::RefCell;
@@ -57,7 +61,7 @@ thread_local! {
 /// the map holds it: the values joined by `/`. Built only when some offer
 /// stands.
 fn row(table: &'static str, key: &[&str]) -> Row {
-    (table, key.join("/"))
+    (table, row_name(key))
 }
 
 /// Offers `render()`'s value as the rendering of the row `key` of `table`,
@@ -158,6 +162,41 @@ pub fn take(table: &'static str, key: &[&str]) -> Option<Box<dyn Any>> {
         }
         offers.shown.remove(&row(table, key))
     })
+}
+
+/// An offered row set aside: its table, its [`row_name`] and the offer.
+pub type SetAside = (&'static str, String, Box<dyn Any>);
+
+/// What a write offered, taken out for the capture to render now and check
+/// later (`changes::capture::defer`, PostgreSQL): the offered rows (a table
+/// and the values of its key columns joined by `/`) with their offers, when
+/// there is at least one, every row the write changed through its store
+/// ([`wrote`]) is offered, and `renders` says it can render each offer's
+/// table; `None` (and nothing taken) otherwise.
+pub fn set_aside(renders: impl Fn(&str) -> bool) -> Option<Vec<SetAside>> {
+    OFFERS.with(|offers| {
+        let mut offers = offers.borrow_mut();
+        let whole = !offers.shown.is_empty()
+            && offers
+                .written
+                .iter()
+                .all(|row| offers.shown.contains_key(row))
+            && offers.shown.keys().all(|(table, _)| renders(table));
+        if !whole {
+            return None;
+        }
+        let taken = std::mem::take(&mut *offers);
+        Some(
+            (taken.shown.into_iter())
+                .map(|((table, key), offer)| (table, key, offer))
+                .collect(),
+        )
+    })
+}
+
+/// The row `key` of `table` as [`set_aside`] names it.
+pub fn row_name(key: &[&str]) -> String {
+    key.join("/")
 }
 
 /// Drops every offer.

@@ -121,6 +121,26 @@ pub trait Capture: Send + Sync + 'static {
     fn hold(&self, conn: &Conn, actor: &str) -> ApiResult<Option<u64>> {
         self.record(conn, actor)
     }
+    /// [`Capture::hold`] without waiting for anything, when the write
+    /// qualifies (true; false: it does not, and nothing was done): what
+    /// it changed is confirmed later, by a later write's
+    /// [`Capture::hold`] or by [`Capture::settle`]. `wrote`: whether the
+    /// write ran a statement that may write ([`super::conn::take_written`]).
+    /// Only for a batch run without a savepoint per write: a failed
+    /// confirmation runs the batch again.
+    fn defer(&self, _conn: &Conn, _actor: &str, _wrote: bool) -> ApiResult<bool> {
+        Ok(false)
+    }
+    /// Whether writes [`Capture::defer`]red wait for confirmation.
+    fn deferring(&self) -> bool {
+        false
+    }
+    /// Confirms the writes [`Capture::defer`]red, before the batch's
+    /// COMMIT. An error: the batch must run again with a savepoint per
+    /// write.
+    fn settle(&self, _conn: &Conn) -> ApiResult<()> {
+        Ok(())
+    }
     /// Appends what [`Capture::hold`] held back, in the batch's transaction;
     /// the last change sequence appended. An error fails the whole batch.
     fn append_held(&self, _conn: &Conn) -> ApiResult<Option<u64>> {
@@ -597,6 +617,11 @@ fn shutting_down() -> ApiError {
 ///   batches that way too: a client sending such writes
 ///   costs at most one replay of a batch in so many). A write run again
 ///   answers what its last run did; nothing of an earlier run is kept.
+///   Without savepoints the capture may also defer a write's recording
+///   ([`Capture::defer`]); while any write waits for that, every failure
+///   (a write that failed after writing, a recording, the confirmation
+///   before the COMMIT, [`Capture::settle`]) runs the batch again this way,
+///   the failing write included: the failure may be a deferred write's.
 #[allow(clippy::too_many_arguments)]
 fn commit_batch(
     conn: &Conn,
@@ -627,7 +652,23 @@ fn commit_batch(
             taken += usize::from(joining.is_some());
             joining
         });
-        let Some(mut job) = next else { break };
+        let Some(mut job) = next else {
+            // The writes deferred are confirmed before the COMMIT; when they
+            // cannot be, the batch runs again.
+            if in_transaction && unrecorded.is_none() && capture.deferring() {
+                if let Err(err) = capture.settle(conn) {
+                    conn.take_failed_ahead();
+                    log::info!("writer: running a batch again ({})", err.chain());
+                    roll_back_to_rerun(conn, capture, &mut done, &mut queue, &mut answers);
+                    in_transaction = false;
+                    last_change = None;
+                    replaying = false;
+                    replayed = true;
+                    continue;
+                }
+            }
+            break;
+        };
         if !in_transaction {
             match conn.begin_writing() {
                 Ok(now) => {
@@ -657,6 +698,9 @@ fn commit_batch(
         }
         super::conn::take_written();
         conn.take_failed_ahead();
+        // Writes before this one were deferred (`Capture::defer`): a
+        // statement one of them sent ahead may fail in this one's place.
+        let after_deferred = capture.deferring();
         let mut keep = job.run(conn);
         let wrote = super::conn::take_written();
         if !keep {
@@ -667,14 +711,27 @@ fn commit_batch(
         // answers of the statements the write sent ahead are read with the
         // capture's first, or after it: one that failed fails the write, as
         // if it had returned the error itself.
-        let mut record = |job: &Job| {
-            let held = capture
-                .hold(conn, job.actor())
-                .and_then(|last| Ok(conn.settle_ahead().map(|()| last)?));
+        // Without a savepoint per write (`defer`), what the write changed
+        // may be confirmed later (`Capture::defer`); any failure while
+        // writes wait for that runs the batch again.
+        let mut record = |job: &Job, defer: bool| {
+            let deferred = capture.deferring();
+            let held = match defer.then(|| capture.defer(conn, job.actor(), wrote)) {
+                Some(Ok(true)) => Ok(None),
+                Some(Err(err)) => Err(err),
+                _ => capture
+                    .hold(conn, job.actor())
+                    .and_then(|last| Ok(conn.settle_ahead().map(|()| last)?)),
+            };
             match held {
                 Ok(last) => {
                     last_change = last.or(last_change);
                     Recorded::Yes
+                }
+                Err(err) if deferred => {
+                    conn.take_failed_ahead();
+                    log::info!("writer: running a batch again ({})", err.chain());
+                    Recorded::Again
                 }
                 Err(err) if conn.take_failed_ahead() => Recorded::WriteFailed(err),
                 Err(err) => {
@@ -686,33 +743,32 @@ fn commit_batch(
         };
         let mut abandoned = conn.is_autocommit();
         if !abandoned && replaying {
+            let mut again = false;
             if keep {
-                if let Recorded::WriteFailed(err) = record(&job) {
-                    job.fail(err);
-                    forget(capture);
-                    keep = false;
-                } else {
-                    abandoned = conn.is_autocommit();
+                match record(&job, true) {
+                    Recorded::WriteFailed(err) => {
+                        job.fail(err);
+                        forget(capture);
+                        keep = false;
+                    }
+                    Recorded::Again => again = true,
+                    Recorded::Yes | Recorded::No => abandoned = conn.is_autocommit(),
                 }
             }
-            if !keep && wrote {
+            // It may have failed on a deferred write's statement: it runs
+            // again too.
+            again |= !keep && wrote && after_deferred;
+            if again || (!keep && wrote) {
                 // Undone with everything before it; those run again.
-                if let Err(err) = conn.rollback() {
-                    log::error!("writer cannot roll back a batch to replay it: {err}");
+                if again {
+                    queue.push_front(job);
+                } else {
+                    answers.push((job, Ok(())));
                 }
-                forget_transaction(capture);
+                roll_back_to_rerun(conn, capture, &mut done, &mut queue, &mut answers);
                 in_transaction = false;
                 last_change = None;
                 unrecorded = None;
-                answers.push((job, Ok(())));
-                // Those that failed by themselves keep their answer.
-                for earlier in done.drain(..).rev() {
-                    if earlier.failed() {
-                        answers.push((earlier, Ok(())));
-                    } else {
-                        queue.push_front(earlier);
-                    }
-                }
                 replaying = false;
                 replayed = true;
                 continue;
@@ -720,7 +776,7 @@ fn commit_batch(
         } else if !abandoned {
             let before_release = conn.dialect().records_before_release();
             if keep && before_release {
-                let recorded = record(&job);
+                let recorded = record(&job, false);
                 if !matches!(recorded, Recorded::Yes) {
                     // Its savepoint is rolled back below, which keeps the
                     // transaction usable for the rest of the batch.
@@ -745,7 +801,7 @@ fn commit_batch(
                 // Recorded after the write's savepoint is released (SQLite),
                 // in the batch's transaction: the log's pages are not copied
                 // to a savepoint journal by every write.
-                record(&job);
+                record(&job, false);
                 abandoned = conn.is_autocommit();
             }
         }
@@ -830,6 +886,32 @@ enum Recorded {
     /// A statement the write sent ahead failed, with this error: the write
     /// fails, not the batch.
     WriteFailed(ApiError),
+    /// Something failed while writes before it were deferred
+    /// (`Capture::defer`): the batch runs again, this write included.
+    Again,
+}
+
+/// Rolls the batch's transaction back so that its writes run again, each
+/// with a savepoint: those in `done` that failed by themselves keep their
+/// answer, the others go back to the front of `queue`, in order.
+fn roll_back_to_rerun(
+    conn: &Conn,
+    capture: &dyn Capture,
+    done: &mut Vec<Job>,
+    queue: &mut std::collections::VecDeque<Job>,
+    answers: &mut Vec<(Job, ApiResult<()>)>,
+) {
+    if let Err(err) = conn.rollback() {
+        log::error!("writer cannot roll back a batch to replay it: {err}");
+    }
+    forget_transaction(capture);
+    for earlier in done.drain(..).rev() {
+        if earlier.failed() {
+            answers.push((earlier, Ok(())));
+        } else {
+            queue.push_front(earlier);
+        }
+    }
 }
 
 /// What a batch did (`commit_batch`).

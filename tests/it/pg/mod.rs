@@ -7,6 +7,7 @@
 mod capture;
 mod client;
 pub mod cluster;
+mod deferred;
 mod dialect;
 mod errors;
 mod migrate;

@@ -18,7 +18,7 @@ use quayside::error::{ApiError, ApiResult};
 
 use super::cluster;
 
-fn runtime() -> tokio::runtime::Runtime {
+pub(super) fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -49,7 +49,7 @@ fn open(location: &Location, capture: Arc<dyn Capture>) -> Db {
 /// in a batch; on a data file only a batch of several writes followed by a
 /// wait for its flush lowers that, and the tests hold one after lone writes
 /// only).
-async fn hold(db: &Db) -> tokio::task::JoinHandle<ApiResult<()>> {
+pub(super) async fn hold(db: &Db) -> tokio::task::JoinHandle<ApiResult<()>> {
     let running = Arc::new(AtomicBool::new(false));
     let started = running.clone();
     let hold = tokio::spawn(db.write(move |_| {
@@ -65,7 +65,7 @@ async fn hold(db: &Db) -> tokio::task::JoinHandle<ApiResult<()>> {
 
 /// A write queued at once, in the order made (polled once, it joins the
 /// writer's queue, which has room), while the writer is held.
-fn queued<T: Send + 'static>(
+pub(super) fn queued<T: Send + 'static>(
     write: impl Future<Output = ApiResult<T>> + Send + 'static,
 ) -> tokio::task::JoinHandle<ApiResult<T>> {
     let mut write = Box::pin(write);

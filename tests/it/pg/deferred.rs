@@ -1,0 +1,400 @@
+//! The writer's deferred writes on PostgreSQL (`changes::capture::defer`):
+//! in a batch run without a savepoint per write, a write that offered every
+//! row it changed through its store has its change entries rendered from
+//! those offers at once, and its notes (the triggers') are taken and checked
+//! later, with a later write's or at the batch's end: a round trip less per
+//! write. What the tests hold to: every entry is the one the write would
+//! have recorded without the deferral (its own record, type, actor and
+//! order); a check that fails, or a statement sent ahead that fails while
+//! writes are deferred, runs the batch again with a savepoint per write, and
+//! its answers and entries are those of that run.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use quayside::changes::Capture;
+use quayside::db::{Conn, Db, Location};
+use quayside::documents::store as documents;
+use quayside::error::ApiResult;
+use quayside::locations::Catalog;
+use quayside::locations::store as locations;
+use quayside::organizations::{Organization, store as organizations};
+use quayside::workspaces::{Party, State, Workspace, store as workspaces};
+
+use super::writer::{hold, queued, runtime};
+use super::{cluster, port};
+
+/// A store on a fresh PostgreSQL database, with the change log's capture.
+fn open() -> (Db, Arc<Capture>) {
+    let capture = Arc::new(Capture::default());
+    let location = Location::Postgres(Box::new(cluster::cluster().database()));
+    let db = Db::open_at(&location, 2, None, capture.clone()).expect("open the store");
+    (db, capture)
+}
+
+type Runs = Arc<AtomicUsize>;
+
+/// A port `code` named `name`, stored by `actor` (through the store, which
+/// offers what it wrote), then `also` run in the same write; queued at once.
+fn put(
+    db: &Db,
+    actor: &str,
+    code: &'static str,
+    name: &'static str,
+    also: impl Fn(&Conn) -> ApiResult<()> + Send + 'static,
+) -> (Runs, tokio::task::JoinHandle<ApiResult<()>>) {
+    let runs = Runs::default();
+    let counted = runs.clone();
+    let write = db.write_as(Arc::from(actor), move |conn| {
+        counted.fetch_add(1, Ordering::SeqCst);
+        let mut fields = port(name);
+        if name.ends_with("(closed)") {
+            fields.status_code = "INACTIVE".into();
+        }
+        locations::upsert(conn, Catalog::Ports, code, &fields, "someone", 1_000)?;
+        also(conn)
+    });
+    (runs, queued(write))
+}
+
+fn nothing(_: &Conn) -> ApiResult<()> {
+    Ok(())
+}
+
+/// `(type, entity_id, actor, record's body name)` of every entry, in
+/// sequence order, and whether the sequence numbers are dense from 1.
+async fn entries(db: &Db) -> (Vec<(String, String, String, String)>, bool) {
+    db.read(|conn, _| {
+        let rows: Vec<(i64, String, String, String, String)> = conn
+            .prepare("SELECT seq, type, entity_id, actor, record FROM changes ORDER BY seq")?
+            .query_map([], |row| {
+                Ok((
+                    row.get(0)?,
+                    row.get(1)?,
+                    row.get(2)?,
+                    row.get(3)?,
+                    row.get(4)?,
+                ))
+            })?
+            .collect::<Result<_, _>>()?;
+        let dense = rows
+            .iter()
+            .enumerate()
+            .all(|(i, row)| row.0 == i as i64 + 1);
+        let entries = rows
+            .into_iter()
+            .map(|(_, kind, id, actor, record)| {
+                let record: serde_json::Value = serde_json::from_str(&record).expect("JSON");
+                let name = record["body"]["name"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string();
+                (kind, id, actor, name)
+            })
+            .collect();
+        Ok((entries, dense))
+    })
+    .await
+    .expect("read the log")
+}
+
+fn expected(rows: &[(&str, &str, &str, &str)]) -> Vec<(String, String, String, String)> {
+    rows.iter()
+        .map(|(a, b, c, d)| (a.to_string(), b.to_string(), c.to_string(), d.to_string()))
+        .collect()
+}
+
+fn runs(runs: &Runs) -> usize {
+    runs.load(Ordering::SeqCst)
+}
+
+/// Writes of one batch that offer what they change are deferred and
+/// confirmed at the batch's end, each run once; each entry shows its own
+/// write's version of the record (the same port changed three times in the
+/// batch), with its own type (created, updated, deactivated) and actor, in
+/// write order. A write that changed nothing records nothing.
+#[test]
+fn deferred_writes_record_each_entry_from_their_own_offer() {
+    let (db, capture) = open();
+    runtime().block_on(async {
+        let held = hold(&db).await;
+        let writes = [
+            put(&db, "ann", "NLAAA", "first", nothing),
+            put(&db, "bob", "NLAAA", "second", nothing),
+            put(&db, "ann", "NLBBB", "other", nothing),
+            put(&db, "cat", "NLAAA", "second (closed)", nothing),
+            // The same again: it changes nothing, and records nothing.
+            put(&db, "ann", "NLBBB", "other", nothing),
+        ];
+        held.await.expect("join").expect("hold");
+        for (count, write) in writes {
+            write.await.expect("join").expect("stored");
+            assert_eq!(runs(&count), 1, "no write ran twice");
+        }
+        let (log, dense) = entries(&db).await;
+        assert!(dense, "sequences 1, 2, 3, …");
+        assert_eq!(
+            log,
+            expected(&[
+                ("port.created", "NLAAA", "ann", "first"),
+                ("port.updated", "NLAAA", "bob", "second"),
+                ("port.created", "NLBBB", "ann", "other"),
+                ("port.deactivated", "NLAAA", "cat", "second (closed)"),
+            ])
+        );
+        assert_eq!(capture.confirmed(), 4, "all four were deferred");
+    });
+    db.close().expect("close");
+}
+
+/// A raw `INSERT` of a port (a covered row changed without its store: not
+/// offered, and not known to the write).
+fn raw_port(code: &'static str) -> impl Fn(&Conn) -> ApiResult<()> + Send + 'static {
+    move |conn| {
+        conn.execute(
+            "INSERT INTO locations (catalog, client_code, name, name_folded, status_code, \
+             created_at, creator, modified_at, modifier) \
+             VALUES ('ports', ?1, 'raw', 'raw', 'ACTIVE', 1000, 'someone', 1000, 'someone')",
+            [code],
+        )?;
+        Ok(())
+    }
+}
+
+/// A deferred write whose notes show a change it did not offer (a row it
+/// wrote past its store) fails the check at the batch's end: the batch runs
+/// again, each write with a savepoint and its own notes, and every entry is
+/// still there, right, in write order.
+#[test]
+fn a_deferred_write_that_changed_more_than_it_offered_runs_its_batch_again() {
+    let (db, capture) = open();
+    runtime().block_on(async {
+        let held = hold(&db).await;
+        let first = put(&db, "ann", "NLAAA", "one", nothing);
+        let second = put(&db, "bob", "NLBBB", "two", raw_port("NLCCC"));
+        let third = put(&db, "cat", "NLAAA", "again", nothing);
+        held.await.expect("join").expect("hold");
+        for (count, write) in [first, second, third] {
+            write.await.expect("join").expect("stored");
+            assert_eq!(runs(&count), 2, "the batch ran again");
+        }
+        let (log, dense) = entries(&db).await;
+        assert!(dense);
+        assert_eq!(
+            log,
+            expected(&[
+                ("port.created", "NLAAA", "ann", "one"),
+                ("port.created", "NLBBB", "bob", "two"),
+                ("port.created", "NLCCC", "bob", "raw"),
+                ("port.updated", "NLAAA", "cat", "again"),
+            ])
+        );
+        assert_eq!(
+            capture.confirmed(),
+            0,
+            "the batch that ran again deferred none"
+        );
+    });
+    db.close().expect("close");
+}
+
+/// A statement sent ahead by a deferred write that fails (its answer read
+/// only later, once other writes ran on the aborted transaction) fails that
+/// write alone, with its own error: the batch runs again with a savepoint
+/// per write, and the writes around it commit with their entries.
+#[test]
+fn a_deferred_write_whose_statement_sent_ahead_fails_fails_alone() {
+    let (db, _capture) = open();
+    runtime().block_on(async {
+        let refused = |conn: &Conn| -> ApiResult<()> {
+            conn.prepare(
+                "INSERT INTO locations (catalog, client_code, name, name_folded, status_code, \
+                 created_at, creator, modified_at, modifier) \
+                 VALUES ('nowhere', 'X', 'x', 'x', 'ACTIVE', 1, 'x', 1, 'x')",
+            )?
+            .execute_ahead([])?;
+            Ok(())
+        };
+        let held = hold(&db).await;
+        let first = put(&db, "ann", "NLAAA", "one", nothing);
+        let failing = put(&db, "bob", "NLBBB", "two", refused);
+        let third = put(&db, "cat", "NLCCC", "three", nothing);
+        held.await.expect("join").expect("hold");
+        first.1.await.expect("join").expect("first stored");
+        let error = failing
+            .1
+            .await
+            .expect("join")
+            .expect_err("the CHECK refuses");
+        assert_eq!(error.status(), 500, "{error:?}");
+        third.1.await.expect("join").expect("third stored");
+        assert_eq!(runs(&first.0), 2, "run again with the batch");
+        assert_eq!(runs(&failing.0), 2, "failed in its own savepoint");
+        assert!((1..=2).contains(&runs(&third.0)));
+        let (log, dense) = entries(&db).await;
+        assert!(dense);
+        assert_eq!(
+            log,
+            expected(&[
+                ("port.created", "NLAAA", "ann", "one"),
+                ("port.created", "NLCCC", "cat", "three"),
+            ])
+        );
+        let gone = db
+            .read(|conn, _| Ok(locations::get(conn, Catalog::Ports, "NLBBB")?.is_none()))
+            .await
+            .expect("read");
+        assert!(gone, "the failed write left nothing");
+    });
+    db.close().expect("close");
+}
+
+/// One write's work, boxed.
+type Step = Box<dyn Fn(&Conn) -> ApiResult<()> + Send>;
+
+/// A job `id` in workspace `w1`, stored and offered as the routes do.
+fn job(id: &'static str) -> impl Fn(&Conn) -> ApiResult<()> + Send + 'static {
+    move |conn| {
+        let body = serde_json::json!({"title": format!("Survey {id}")});
+        let doc = quayside::documents::Document {
+            id: id.into(),
+            workspace_id: "w1".into(),
+            kind: &quayside::documents::kinds::JOB,
+            job_id: None,
+            body: body.as_object().cloned().unwrap_or_default(),
+            created_at: 100,
+            updated_at: 100,
+        };
+        documents::insert(conn, &doc)?;
+        documents::shown(conn, doc, Vec::new())?;
+        Ok(())
+    }
+}
+
+/// `(type, entity_id, client_tenant, vendor_tenant)` of every entry from
+/// `seq` on.
+async fn tenants(db: &Db, seq: i64) -> Vec<(String, String, Option<String>, Option<String>)> {
+    db.read(move |conn, _| {
+        Ok(conn
+            .prepare(
+                "SELECT type, entity_id, client_tenant, vendor_tenant FROM changes \
+                 WHERE seq >= ?1 ORDER BY seq",
+            )?
+            .query_map([seq], |row| {
+                Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?))
+            })?
+            .collect::<Result<_, _>>()?)
+    })
+    .await
+    .expect("read the log")
+}
+
+/// Deferred writes in a batch with writes that are not (a change of the
+/// workspace's vendor, a delete): each entry carries the parties of its
+/// own time (a job created before the vendor changed is the old vendor's
+/// to see, one after it the new one's), in write order, and no write runs
+/// twice.
+#[test]
+fn deferred_writes_among_others_record_the_parties_of_their_own_time() {
+    let (db, capture) = open();
+    runtime().block_on(async {
+        db.write(|conn| {
+            for (id, tenant) in [("client", "t-a"), ("vendor", "t-b"), ("vendor2", "t-c")] {
+                organizations::insert(
+                    conn,
+                    &Organization {
+                        id: id.into(),
+                        name: format!("{id} Co"),
+                        audience: tenant.into(),
+                        category: None,
+                        created_at: 100,
+                        updated_at: 100,
+                    },
+                )?;
+            }
+            workspaces::insert(
+                conn,
+                &Workspace {
+                    id: "w1".into(),
+                    description: None,
+                    client: Party {
+                        id: Some("client".into()),
+                        xref: None,
+                    },
+                    vendor: Party {
+                        id: Some("vendor".into()),
+                        xref: None,
+                    },
+                    created_at: 100,
+                    updated_at: 100,
+                    client_audience: None,
+                    vendor_audience: None,
+                    state: State::Active,
+                    invited: None,
+                },
+            )?;
+            Ok(())
+        })
+        .await
+        .expect("the parties and the workspace");
+        db.write(job("r0")).await.expect("a job to delete");
+        let first = tenants(&db, 1).await.len() as i64 + 1;
+        let confirmed = capture.confirmed();
+        let held = hold(&db).await;
+        let counted = |write: Step| {
+            let runs = Runs::default();
+            let count = runs.clone();
+            let handle = queued(db.write(move |conn| {
+                count.fetch_add(1, Ordering::SeqCst);
+                write(conn)
+            }));
+            (runs, handle)
+        };
+        let writes = [
+            counted(Box::new(job("r1"))),
+            counted(Box::new(|conn: &Conn| {
+                conn.execute(
+                    "UPDATE workspaces SET vendor_id = 'vendor2', updated_at = 200 WHERE id = 'w1'",
+                    [],
+                )?;
+                Ok(())
+            })),
+            counted(Box::new(job("r2"))),
+            counted(Box::new(|conn: &Conn| {
+                conn.execute("DELETE FROM documents WHERE id = 'r0'", [])?;
+                Ok(())
+            })),
+            counted(Box::new(job("r3"))),
+        ];
+        held.await.expect("join").expect("hold");
+        for (runs, write) in writes {
+            write.await.expect("join").expect("written");
+            assert_eq!(runs.load(Ordering::SeqCst), 1, "no write ran twice");
+        }
+        let owned = |t: &str| Some(t.to_string());
+        let row = |kind: &str, id: &str, vendor: &str| {
+            (
+                kind.to_string(),
+                id.to_string(),
+                owned("t-a"),
+                owned(vendor),
+            )
+        };
+        assert_eq!(
+            tenants(&db, first).await,
+            [
+                row("job.created", "r1", "t-b"),
+                row("workspace.updated", "w1", "t-c"),
+                row("job.created", "r2", "t-c"),
+                row("job.deleted", "r0", "t-c"),
+                row("job.created", "r3", "t-c"),
+            ]
+        );
+        assert_eq!(
+            capture.confirmed() - confirmed,
+            3,
+            "the three jobs were deferred"
+        );
+    });
+    db.close().expect("close");
+}
