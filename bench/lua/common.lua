@@ -4,6 +4,21 @@ local M = {}
 
 M.key = os.getenv("BENCH_KEY")
 
+-- wrk loads the script once per thread, each in a Lua state of its own and
+-- within the same second: seeded with the time alone, every thread would
+-- send the same "random" requests (a PUT twice, the second changing
+-- nothing). `setup` numbers the threads; `init` seeds each apart.
+local threads = 0
+
+function M.setup(thread)
+  threads = threads + 1
+  thread:set("bench_thread", threads)
+end
+
+function M.init()
+  math.randomseed(os.time() * 1000 + (bench_thread or 0))
+end
+
 function M.lines(path)
   local items = {}
   for line in io.lines(path) do

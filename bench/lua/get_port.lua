@@ -2,7 +2,8 @@
 package.path = os.getenv("BENCH_LUA") .. "/?.lua;" .. package.path
 local c = require("common")
 local codes = c.lines(os.getenv("BENCH_CODES"))
-math.randomseed(os.time())
+setup = c.setup
+init = c.init
 request = function()
   local code = codes[math.random(#codes)]
   return wrk.format("GET", "/api/rest/1.0/ports/" .. code, {["Authorization"] = "Bearer " .. c.key})

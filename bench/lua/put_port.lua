@@ -3,7 +3,8 @@ package.path = os.getenv("BENCH_LUA") .. "/?.lua;" .. package.path
 local c = require("common")
 local codes = c.lines(os.getenv("BENCH_CODES"))
 local counter = 0
-math.randomseed(os.time())
+setup = c.setup
+init = c.init
 request = function()
   counter = counter + 1
   local code = codes[math.random(#codes)]

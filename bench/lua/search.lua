@@ -2,7 +2,8 @@
 package.path = os.getenv("BENCH_LUA") .. "/?.lua;" .. package.path
 local c = require("common")
 local countries = {"US", "GB", "DE", "IT", "NO", "SE", "FR", "ES", "GR", "JP", "CN", "BR", "NL", "PH", "ID"}
-math.randomseed(os.time())
+setup = c.setup
+init = c.init
 request = function()
   local country = countries[math.random(#countries)]
   return wrk.format("GET", "/api/rest/1.0/ports?resultsPerPage=200&countryCode=" .. country,
