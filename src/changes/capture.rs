@@ -693,19 +693,6 @@ pub fn defer(conn: &Conn, actor: &str, wrote: bool, state: &State) -> ApiResult<
             state.tenants.forget(key1);
         }
         let rendered = offered(offer)?;
-        if cfg!(debug_assertions) {
-            let engine = conn.dialect().engine;
-            let from = Tables {
-                table: live(engine, table),
-                blobs: live(engine, "blobs"),
-                items: &state.items,
-            };
-            let parts: Vec<String> = key.splitn(2, '/').map(String::from).collect();
-            let source = SOURCES.iter().find(|s| s.table == table);
-            if let Some(source) = source {
-                same_as_stored(conn, source, &from, &parts, &rendered)?;
-            }
-        }
         let parties = match &rendered.workspace_id {
             Some(workspace) => state
                 .tenants
@@ -757,7 +744,7 @@ pub fn settle(conn: &Conn, state: &State) -> ApiResult<()> {
             "change log: changes noted after the batch's last write",
         ));
     }
-    confirm(state, notes)
+    confirm(conn, state, notes, &[])
 }
 
 /// Checks the notes of the writes [`defer`]red (`notes`: theirs, each
@@ -765,7 +752,15 @@ pub fn settle(conn: &Conn, state: &State) -> ApiResult<()> {
 /// their entries, in write order. Each write's notes must name only rows it
 /// offered, each created or updated once; its entries then follow its
 /// notes' order, as [`record`]'s do.
-fn confirm(state: &State, notes: Vec<Pending>) -> ApiResult<()> {
+///
+/// `after`: the notes taken with them of the write that took them (none at
+/// the batch's end). Builds with debug assertions (the test suite) also
+/// read back every confirmed row that no later note names, as [`record`]
+/// does for an offer, and fail the check if it differs: a row a later
+/// write changed reads as that write left it. The read comes here, not
+/// when the write is deferred, so that the tests wait where a release
+/// build waits.
+fn confirm(conn: &Conn, state: &State, notes: Vec<Pending>, after: &[Pending]) -> ApiResult<()> {
     let deferred = std::mem::take(&mut *state.deferred.lock().unwrap_or_else(|p| p.into_inner()));
     let doubt = |why: String| {
         Err(crate::error::ApiError::internal(format!(
@@ -780,10 +775,15 @@ fn confirm(state: &State, notes: Vec<Pending>) -> ApiResult<()> {
         ));
     }
     let writes = deferred.len() as u64;
-    let mut groups = notes.split(|note| note.op == MARKER);
+    let groups: Vec<&[Pending]> = notes.split(|note| note.op == MARKER).collect();
     let mut held = Vec::new();
-    for mut write in deferred {
-        let notes = groups.next().unwrap_or_default();
+    for (at, mut write) in deferred.into_iter().enumerate() {
+        let notes = groups.get(at).copied().unwrap_or_default();
+        let later = || {
+            (groups.iter().skip(at + 1))
+                .flat_map(|group| group.iter())
+                .chain(after)
+        };
         let mut entries = Vec::with_capacity(notes.len());
         for note in notes {
             let op = match note.op {
@@ -812,6 +812,29 @@ fn confirm(state: &State, notes: Vec<Pending>) -> ApiResult<()> {
             let Some(source) = SOURCES.iter().find(|s| s.table == note.table) else {
                 return doubt(format!("a deferred write's note on {}", note.table));
             };
+            if cfg!(debug_assertions) {
+                let items = crate::catalogs::store::TABLE;
+                let changed_since = later().any(|later| {
+                    (later.table == note.table
+                        && later.key1 == note.key1
+                        && later.key2 == note.key2)
+                        || later.table == items
+                });
+                if !changed_since {
+                    let engine = conn.dialect().engine;
+                    let from = Tables {
+                        table: live(engine, note.table),
+                        blobs: live(engine, "blobs"),
+                        items: &state.items,
+                    };
+                    let key: Vec<String> = [&note.key1, &note.key2]
+                        .into_iter()
+                        .flatten()
+                        .cloned()
+                        .collect();
+                    same_as_stored(conn, source, &from, &key, &rendered)?;
+                }
+            }
             let verb = verb(
                 source,
                 op,
@@ -855,7 +878,7 @@ fn record_as(conn: &Conn, actor: &str, state: &State, hold: bool) -> ApiResult<O
             Some(last) => pending.split_off(last + 1),
             None => std::mem::take(&mut pending),
         };
-        confirm(state, pending)?;
+        confirm(conn, state, pending, &own)?;
         pending = own;
     }
     if pending.is_empty() {

@@ -199,54 +199,60 @@ fn a_deferred_write_that_changed_more_than_it_offered_runs_its_batch_again() {
 }
 
 /// A statement sent ahead by a deferred write that fails (its answer read
-/// only later, once other writes ran on the aborted transaction) fails that
-/// write alone, with its own error: the batch runs again with a savepoint
-/// per write, and the writes around it commit with their entries.
+/// only later, on a transaction already aborted) fails that write alone,
+/// with its own error, however it is found: by the next write's statement,
+/// or by the notes' take at the batch's end. The batch runs again with a
+/// savepoint per write, the failing write then fails in its own, and the
+/// writes around it commit with their entries.
 #[test]
 fn a_deferred_write_whose_statement_sent_ahead_fails_fails_alone() {
-    let (db, _capture) = open();
-    runtime().block_on(async {
-        let refused = |conn: &Conn| -> ApiResult<()> {
-            conn.prepare(
-                "INSERT INTO locations (catalog, client_code, name, name_folded, status_code, \
-                 created_at, creator, modified_at, modifier) \
-                 VALUES ('nowhere', 'X', 'x', 'x', 'ACTIVE', 1, 'x', 1, 'x')",
-            )?
-            .execute_ahead([])?;
-            Ok(())
-        };
-        let held = hold(&db).await;
-        let first = put(&db, "ann", "NLAAA", "one", nothing);
-        let failing = put(&db, "bob", "NLBBB", "two", refused);
-        let third = put(&db, "cat", "NLCCC", "three", nothing);
-        held.await.expect("join").expect("hold");
-        first.1.await.expect("join").expect("first stored");
-        let error = failing
-            .1
-            .await
-            .expect("join")
-            .expect_err("the CHECK refuses");
-        assert_eq!(error.status(), 500, "{error:?}");
-        third.1.await.expect("join").expect("third stored");
-        assert_eq!(runs(&first.0), 2, "run again with the batch");
-        assert_eq!(runs(&failing.0), 2, "failed in its own savepoint");
-        assert!((1..=2).contains(&runs(&third.0)));
-        let (log, dense) = entries(&db).await;
-        assert!(dense);
-        assert_eq!(
-            log,
-            expected(&[
-                ("port.created", "NLAAA", "ann", "one"),
-                ("port.created", "NLCCC", "cat", "three"),
-            ])
-        );
-        let gone = db
-            .read(|conn, _| Ok(locations::get(conn, Catalog::Ports, "NLBBB")?.is_none()))
-            .await
-            .expect("read");
-        assert!(gone, "the failed write left nothing");
-    });
-    db.close().expect("close");
+    let refused = |conn: &Conn| -> ApiResult<()> {
+        conn.prepare(
+            "INSERT INTO locations (catalog, client_code, name, name_folded, status_code, \
+             created_at, creator, modified_at, modifier) \
+             VALUES ('nowhere', 'X', 'x', 'x', 'ACTIVE', 1, 'x', 1, 'x')",
+        )?
+        .execute_ahead([])?;
+        Ok(())
+    };
+    for last in [false, true] {
+        let (db, _capture) = open();
+        runtime().block_on(async {
+            let held = hold(&db).await;
+            let first = put(&db, "ann", "NLAAA", "one", nothing);
+            let third = (!last).then(|| put(&db, "cat", "NLCCC", "three", nothing));
+            let failing = put(&db, "bob", "NLBBB", "two", refused);
+            let fourth = (!last).then(|| put(&db, "dan", "NLDDD", "four", nothing));
+            held.await.expect("join").expect("hold");
+            first.1.await.expect("join").expect("first stored");
+            let error = failing
+                .1
+                .await
+                .expect("join")
+                .expect_err("the CHECK refuses");
+            assert_eq!(error.status(), 500, "{error:?}");
+            assert_eq!(runs(&first.0), 2, "run again with the batch");
+            assert_eq!(runs(&failing.0), 2, "failed again in its own savepoint");
+            let mut want = vec![("port.created", "NLAAA", "ann", "one")];
+            if let (Some(third), Some(fourth)) = (third, fourth) {
+                third.1.await.expect("join").expect("third stored");
+                fourth.1.await.expect("join").expect("fourth stored");
+                assert_eq!(runs(&third.0), 2, "deferred before the failing one");
+                assert_eq!(runs(&fourth.0), 2, "its statement found the failure");
+                want.push(("port.created", "NLCCC", "cat", "three"));
+                want.push(("port.created", "NLDDD", "dan", "four"));
+            }
+            let (log, dense) = entries(&db).await;
+            assert!(dense);
+            assert_eq!(log, expected(&want), "last: {last}");
+            let gone = db
+                .read(|conn, _| Ok(locations::get(conn, Catalog::Ports, "NLBBB")?.is_none()))
+                .await
+                .expect("read");
+            assert!(gone, "the failed write left nothing");
+        });
+        db.close().expect("close");
+    }
 }
 
 /// One write's work, boxed.
