@@ -170,7 +170,7 @@ fn head(conn: &Conn) -> i64 {
         .unwrap()
 }
 
-fn org(id: &str, name: &str, audience: &str) -> Organization {
+pub(super) fn org(id: &str, name: &str, audience: &str) -> Organization {
     Organization {
         id: id.into(),
         name: name.into(),
@@ -665,7 +665,7 @@ fn the_same_writes_record_the_same_entries_as_on_sqlite() {
     assert_eq!(pg_capture.head(&pg).unwrap(), 64);
 }
 
-fn workspace() -> Workspace {
+pub(super) fn workspace() -> Workspace {
     Workspace {
         id: "w1".into(),
         description: Some("Survey of MV Example".into()),

@@ -18,9 +18,10 @@ use quayside::documents::store as documents;
 use quayside::error::ApiResult;
 use quayside::locations::Catalog;
 use quayside::locations::store as locations;
-use quayside::organizations::{Organization, store as organizations};
-use quayside::workspaces::{Party, State, Workspace, store as workspaces};
+use quayside::organizations::store as organizations;
+use quayside::workspaces::store as workspaces;
 
+use super::capture::{org, workspace};
 use super::writer::{hold, queued, runtime};
 use super::{cluster, port};
 
@@ -306,39 +307,9 @@ fn deferred_writes_among_others_record_the_parties_of_their_own_time() {
     runtime().block_on(async {
         db.write(|conn| {
             for (id, tenant) in [("client", "t-a"), ("vendor", "t-b"), ("vendor2", "t-c")] {
-                organizations::insert(
-                    conn,
-                    &Organization {
-                        id: id.into(),
-                        name: format!("{id} Co"),
-                        audience: tenant.into(),
-                        category: None,
-                        created_at: 100,
-                        updated_at: 100,
-                    },
-                )?;
+                organizations::insert(conn, &org(id, &format!("{id} Co"), tenant))?;
             }
-            workspaces::insert(
-                conn,
-                &Workspace {
-                    id: "w1".into(),
-                    description: None,
-                    client: Party {
-                        id: Some("client".into()),
-                        xref: None,
-                    },
-                    vendor: Party {
-                        id: Some("vendor".into()),
-                        xref: None,
-                    },
-                    created_at: 100,
-                    updated_at: 100,
-                    client_audience: None,
-                    vendor_audience: None,
-                    state: State::Active,
-                    invited: None,
-                },
-            )?;
+            workspaces::insert(conn, &workspace())?;
             Ok(())
         })
         .await
