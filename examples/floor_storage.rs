@@ -1,6 +1,6 @@
 //! The storage floor for `bench/run`: the very write a port PUT makes
-//! (`locations::store::upsert`: read the row, then write the columns that
-//! changed) with the same body as the PUT scenario, on a copy of the same loaded
+//! (`locations::store::put`: on a data file, read the row, then write the
+//! columns that changed; on PostgreSQL, one upsert) with the same body as the PUT scenario, on a copy of the same loaded
 //! data file, with Quayside's pragmas (WAL, synchronous=FULL), one transaction
 //! and one commit per row. No HTTP, no writer thread, no batching: what the
 //! disk and SQLite allow one row at a time. Quayside's PUT throughput is
@@ -70,7 +70,9 @@ fn main() {
             general_comments: Some(format!("bench {rows} {}", next() % 1_000_000_000)),
         };
         let write = conn.begin_write().expect("begin");
-        store::upsert(&conn, Catalog::Ports, code, &fields, "admin", now()).expect("upsert");
+        store::put(&conn, Catalog::Ports, code, &fields, "admin", now())
+            .and_then(|put| put.outcome())
+            .expect("put");
         write.commit().expect("commit");
         rows += 1;
     }

@@ -50,7 +50,7 @@ use crate::db::dialect::Engine;
 use crate::db::preupdate::{RowChange, RowOp};
 use crate::db::{Conn, OptionalExtension, Value, params};
 
-use super::sources::{Items, Kept, Rendered, SHADOWED, SOURCES, Source, Tables};
+use super::sources::{FromOffer, Items, Kept, Rendered, SHADOWED, SOURCES, Source, Tables};
 use crate::error::ApiResult;
 
 /// The tenants owning a workspace's client and vendor organizations, as far
@@ -641,7 +641,16 @@ struct Deferred {
     at: i64,
     /// Each offered row (its table and [`crate::db::offered::row_name`]),
     /// rendered, with its workspace's parties.
-    rows: HashMap<(&'static str, String), (Rendered, Parties)>,
+    rows: HashMap<(&'static str, String), Offered>,
+}
+
+/// A deferred write's offered row.
+enum Offered {
+    /// Rendered when the write was deferred, with its workspace's parties.
+    Rendered(Rendered, Parties),
+    /// To be rendered once the statements sent ahead are answered
+    /// (`db::offered::offer_later`): at its confirmation.
+    Later(FromOffer, Box<dyn std::any::Any + Send>),
 }
 
 /// [`hold`] without its round trip, for the writer's writes on PostgreSQL
@@ -678,7 +687,7 @@ pub fn defer(conn: &Conn, actor: &str, wrote: bool, state: &State) -> ApiResult<
         return Ok(false);
     };
     let mut rows = HashMap::with_capacity(offers.len());
-    for (table, key, offer) in offers {
+    for (table, key, offer, when) in offers {
         let Some((table, offered)) = source(table) else {
             continue;
         };
@@ -692,14 +701,18 @@ pub fn defer(conn: &Conn, actor: &str, wrote: bool, state: &State) -> ApiResult<
         if table == "workspaces" {
             state.tenants.forget(key1);
         }
-        let rendered = offered(offer)?;
+        if when == crate::db::offered::Rendering::Later {
+            rows.insert((table, key), Offered::Later(offered, offer));
+            continue;
+        }
+        let rendered = offered(offer as Box<dyn std::any::Any>)?;
         let parties = match &rendered.workspace_id {
             Some(workspace) => state
                 .tenants
                 .get_or(workspace, || workspace_tenants(conn, workspace))?,
             None => (None, None),
         };
-        rows.insert((table, key), (rendered, parties));
+        rows.insert((table, key), Offered::Rendered(rendered, parties));
     }
     conn.prepare_cached(&format!(
         "INSERT INTO pg_temp.change_notes (tbl, op) VALUES ('{MARKER}', '{MARKER}')"
@@ -803,7 +816,25 @@ fn confirm(conn: &Conn, state: &State, notes: Vec<Pending>, after: &[Pending]) -
             };
             // Each row's offer serves one note: a second one is a change
             // after the offer.
-            let Some((rendered, (client, vendor))) = write.rows.remove(&(note.table, name)) else {
+            let found = match write.rows.remove(&(note.table, name)) {
+                Some(Offered::Rendered(rendered, parties)) => Some((rendered, parties)),
+                // Its statement's answer has been read with the notes.
+                Some(Offered::Later(offered, offer)) => {
+                    let rendered = offered(offer as Box<dyn std::any::Any>)?;
+                    // A workspace's parties only as kept: a read now would
+                    // see the writes after this one.
+                    let parties = match &rendered.workspace_id {
+                        Some(workspace) => match state.tenants.kept(workspace) {
+                            Some(parties) => parties,
+                            None => return doubt(format!("the parties of {workspace}")),
+                        },
+                        None => (None, None),
+                    };
+                    Some((rendered, parties))
+                }
+                None => None,
+            };
+            let Some((rendered, (client, vendor))) = found else {
                 return doubt(format!(
                     "a deferred write changed {} {key1} without offering it",
                     note.table

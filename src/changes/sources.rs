@@ -52,7 +52,7 @@ type Render = fn(&Conn, &Tables<'_>, &[String]) -> ApiResult<Option<Rendered>>;
 
 /// Renders what a write offered of a row it wrote (`db::offered`), instead of
 /// reading the row back.
-type FromOffer = fn(Box<dyn std::any::Any>) -> ApiResult<Rendered>;
+pub type FromOffer = fn(Box<dyn std::any::Any>) -> ApiResult<Rendered>;
 
 /// Where a render reads from.
 pub struct Tables<'a> {
@@ -93,6 +93,11 @@ impl<V: Clone> Kept<V> {
             map.clear();
         }
         map
+    }
+
+    /// The entry `id`, if it is kept.
+    pub fn kept(&self, id: &str) -> Option<V> {
+        self.map().get(id).cloned()
     }
 
     /// The entry `id`, read by `read` when it is not kept.
@@ -327,6 +332,11 @@ pub const SOURCES: [Source; 7] = [
         key: &["catalog", "client_code"],
         status: Some(("status_code", "INACTIVE")),
         offered: Some(|offer| {
+            let offer = match offer.downcast::<crate::locations::store::LaterLocation>() {
+                // Its statement's answer read (`db::offered::offer_later`).
+                Ok(later) => return location(later.catalog, later.location()?),
+                Err(offer) => offer,
+            };
             let offered = offer
                 .downcast::<(crate::locations::Catalog, crate::locations::model::Location)>()
                 .map_err(|_| crate::error::ApiError::internal("an offer of another type"))?;

@@ -603,6 +603,37 @@ impl<'c> Statement<'c> {
         })
     }
 
+    /// Runs it when its rows are wanted only later: on PostgreSQL, in the
+    /// writer, it is sent without waiting, as [`Statement::execute_ahead`]
+    /// is, and its rows, each mapped by `f`, are in the answer once the
+    /// writer has read the answers of what it sent ahead (the next
+    /// statement it waits for, at the latest the batch's COMMIT; a row `f`
+    /// cannot map is then the answer's error). On SQLite, and anywhere
+    /// else, it runs now, and any failure is the call's.
+    pub fn query_ahead<T, P, F>(&mut self, params: P, f: F) -> Result<Later<T>>
+    where
+        P: Params,
+        F: Fn(&Row<'_>) -> Result<T> + Send + 'static,
+        T: Send + 'static,
+    {
+        let later = Later::default();
+        match self.engine() {
+            Engine::Sqlite(_) => {
+                // A failure is the statement's: it fails the write now.
+                let rows = self.query_map(params, f)?.collect::<Result<Vec<T>>>()?;
+                later.put(Ok(rows));
+            }
+            Engine::Pg(client, sql) => {
+                let values = params.with(neutral)?;
+                let slot = later.clone();
+                client.query_ahead(sql, &values, move |rows| {
+                    slot.put(rows.iter().map(|row| f(&Row::Pg(row))).collect());
+                })?;
+            }
+        }
+        Ok(later)
+    }
+
     /// Its first row, mapped by `f`; [`Error::is_no_rows`] when there is none.
     #[inline]
     pub fn query_row<T, P, F>(&mut self, params: P, f: F) -> Result<T>
@@ -628,6 +659,43 @@ impl<'c> Statement<'c> {
     /// Whether it answers any row.
     pub fn exists<P: Params>(&mut self, params: P) -> Result<bool> {
         Ok(self.query(params)?.next()?.is_some())
+    }
+}
+
+/// The rows of a statement run by [`Statement::query_ahead`], mapped: there
+/// once its answer has been read.
+pub struct Later<T>(std::sync::Arc<std::sync::Mutex<Option<Result<Vec<T>>>>>);
+
+impl<T> Default for Later<T> {
+    fn default() -> Self {
+        Later(std::sync::Arc::default())
+    }
+}
+
+impl<T> Clone for Later<T> {
+    fn clone(&self) -> Self {
+        Later(self.0.clone())
+    }
+}
+
+impl<T> Later<T> {
+    fn put(&self, rows: Result<Vec<T>>) {
+        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(rows);
+    }
+
+    /// The rows, if the answer has been read (taken: a second call answers
+    /// `None`).
+    pub fn take(&self) -> Option<Result<Vec<T>>> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).take()
+    }
+
+    /// `f` of the rows, if the answer has been read (left in place).
+    pub fn read<R>(&self, f: impl FnOnce(&Result<Vec<T>>) -> R) -> Option<R> {
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+            .map(f)
     }
 }
 

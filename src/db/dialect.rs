@@ -76,6 +76,19 @@ impl Dialect {
         self.engine == Engine::Postgres
     }
 
+    /// In an upsert's `RETURNING` (`INSERT … ON CONFLICT … DO UPDATE`), the
+    /// expression that is true for a row the statement inserted and false
+    /// for one it updated, where the writer would rather send one such
+    /// statement ahead than read the row before writing it (`sends_ahead`):
+    /// PostgreSQL's `xmax = 0` (an updated row's version carries the
+    /// updating transaction). `None` on SQLite, whose read is a local call.
+    pub fn upsert_inserted(&self) -> Option<&'static str> {
+        match self.engine {
+            Engine::Sqlite => None,
+            Engine::Postgres => Some("(xmax = 0)"),
+        }
+    }
+
     /// The most rows one `INSERT ... VALUES` should carry when a write adds
     /// several rows to one table. SQLite: one. A statement that may write
     /// several rows and may fail midway (a constraint, a function) runs with

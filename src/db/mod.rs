@@ -28,8 +28,8 @@ pub mod value;
 pub mod writer;
 
 pub use conn::{
-    Conn, Error, FromSql, MappedRows, OptionalExtension, Params, Result, Row, Rows, Statement,
-    ToSql, Value, ValueRef, WriteTransaction, params, params_from_iter,
+    Conn, Error, FromSql, Later, MappedRows, OptionalExtension, Params, Result, Row, Rows,
+    Statement, ToSql, Value, ValueRef, WriteTransaction, params, params_from_iter,
 };
 pub use dialect::{Dialect, Engine};
 pub use error::StoreError;

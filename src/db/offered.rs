@@ -46,11 +46,14 @@ type Row = (&'static str, String);
 #[derive(Default)]
 struct Offers {
     /// The offered renderings, by row.
-    shown: HashMap<Row, Box<dyn Any>>,
+    shown: HashMap<Row, Box<dyn Any + Send>>,
     /// For each row some offer depends on, the offered rows that depend on it.
     dependents: HashMap<Row, Vec<Row>>,
     /// The rows the write changed through its store (PostgreSQL: [`wrote`]).
     written: HashSet<Row>,
+    /// The offered rows whose value can be rendered only once the answers of
+    /// the statements sent ahead are read ([`offer_later`]).
+    later: HashSet<Row>,
 }
 
 thread_local! {
@@ -68,7 +71,7 @@ fn row(table: &'static str, key: &[&str]) -> Row {
 /// valid while neither that row nor any row of `depends` (a table and a
 /// one-column key) changes. Does nothing (and does not render) where the
 /// capture would not see such a change (see the module's documentation).
-pub fn offer<V: Any>(
+pub fn offer<V: Any + Send>(
     conn: &Conn,
     table: &'static str,
     key: &[&str],
@@ -83,7 +86,7 @@ pub fn offer<V: Any>(
     if after_the_fact && OFFERS.with(|offers| !offers.borrow().written.contains(&row)) {
         return;
     }
-    let value: Box<dyn Any> = Box::new(render());
+    let value: Box<dyn Any + Send> = Box::new(render());
     OFFERS.with(|offers| {
         let mut offers = offers.borrow_mut();
         for depend in depends {
@@ -93,8 +96,24 @@ pub fn offer<V: Any>(
                 .or_default()
                 .push(row.clone());
         }
+        offers.later.remove(&row);
         offers.shown.insert(row, value);
     });
+}
+
+/// [`offer`] of a value that can be rendered only once the answers of the
+/// statements the write sent ahead have been read (a row its statement
+/// returns: `Statement::query_ahead`). The capture renders it then, never
+/// before its notes are taken.
+pub fn offer_later<V: Any + Send>(conn: &Conn, table: &'static str, key: &[&str], value: V) {
+    let mut made = false;
+    offer(conn, table, key, [], || {
+        made = true;
+        value
+    });
+    if made {
+        OFFERS.with(|offers| offers.borrow_mut().later.insert(row(table, key)));
+    }
 }
 
 /// The write has just changed the row `key` of `table` through its store: on
@@ -160,12 +179,23 @@ pub fn take(table: &'static str, key: &[&str]) -> Option<Box<dyn Any>> {
         if offers.shown.is_empty() {
             return None;
         }
-        offers.shown.remove(&row(table, key))
+        offers
+            .shown
+            .remove(&row(table, key))
+            .map(|offer| offer as Box<dyn Any>)
     })
 }
 
 /// An offered row set aside: its table, its [`row_name`] and the offer.
-pub type SetAside = (&'static str, String, Box<dyn Any>);
+pub type SetAside = (&'static str, String, Box<dyn Any + Send>, Rendering);
+
+/// When a set-aside offer can be rendered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rendering {
+    Now,
+    /// Once the statements sent ahead are answered ([`offer_later`]).
+    Later,
+}
 
 /// What a write offered, taken out for the capture to render now and check
 /// later (`changes::capture::defer`, PostgreSQL): the offered rows (a table
@@ -188,7 +218,14 @@ pub fn set_aside(renders: impl Fn(&str) -> bool) -> Option<Vec<SetAside>> {
         let taken = std::mem::take(&mut *offers);
         Some(
             (taken.shown.into_iter())
-                .map(|((table, key), offer)| (table, key, offer))
+                .map(|((table, key), offer)| {
+                    let when = if taken.later.contains(&(table, key.clone())) {
+                        Rendering::Later
+                    } else {
+                        Rendering::Now
+                    };
+                    (table, key, offer, when)
+                })
                 .collect(),
         )
     })

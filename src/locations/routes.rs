@@ -190,17 +190,9 @@ pub async fn put(mut ctx: Ctx, catalog: Catalog) -> ApiResult<Response> {
     let fields = LocationFields::from_json(&body, &code)?;
     let stored = fields.clone();
     let outcome = ctx
-        .write(move |conn| {
-            Ok(store::upsert(
-                conn,
-                catalog,
-                &code,
-                &stored,
-                &username,
-                clock::now_ms(),
-            )?)
-        })
-        .await?;
+        .write(move |conn| store::put(conn, catalog, &code, &stored, &username, clock::now_ms()))
+        .await?
+        .outcome()?;
     let status = if outcome == Upserted::Created {
         201
     } else {

@@ -145,11 +145,136 @@ pub fn get_from(
 }
 
 /// What a PUT did.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Upserted {
     Created,
     Updated,
     Unchanged,
+}
+
+/// What [`put`] did: known at once, or, when its one statement went ahead
+/// (PostgreSQL's writer), once its answer has been read, which the write's
+/// batch does before it commits: ask [`Put::outcome`] after the write.
+pub enum Put {
+    Now(Upserted),
+    Later(crate::db::Later<Returned>),
+}
+
+/// What the one-statement upsert returns of a row it wrote: whether it
+/// inserted it, its creation time and creator. No row: nothing changed.
+type Returned = (bool, i64, String);
+
+impl Put {
+    pub fn outcome(&self) -> ApiResult<Upserted> {
+        match self {
+            Put::Now(done) => Ok(*done),
+            Put::Later(later) => match later.read(|rows| match rows {
+                Ok(rows) => Ok(match rows.first() {
+                    None => Upserted::Unchanged,
+                    Some((true, _, _)) => Upserted::Created,
+                    Some((false, _, _)) => Upserted::Updated,
+                }),
+                Err(err) => Err(ApiError::internal(format!("a port's upsert: {err}"))),
+            }) {
+                Some(outcome) => outcome,
+                None => Err(ApiError::internal("a port's upsert was never answered")),
+            },
+        }
+    }
+}
+
+/// A record as the one-statement upsert leaves it, for the change log: its
+/// creation time and creator come with the statement's answer
+/// (`db::offered::offer_later`).
+pub struct LaterLocation {
+    pub catalog: Catalog,
+    code: String,
+    fields: LocationFields,
+    now: i64,
+    username: String,
+    returned: crate::db::Later<Returned>,
+}
+
+impl LaterLocation {
+    /// The record, once the statement's answer has been read.
+    pub fn location(&self) -> ApiResult<Location> {
+        let created = self.returned.read(|rows| match rows {
+            Ok(rows) => rows.first().map(|(_, at, by)| (*at, by.clone())),
+            Err(_) => None,
+        });
+        let Some(Some((created_at, creator))) = created else {
+            return Err(ApiError::internal("a port's upsert has no row to show"));
+        };
+        Ok(Location {
+            client_code: self.code.clone(),
+            fields: self.fields.clone(),
+            date_created: clock::format_ms(created_at),
+            creator,
+            date_modified: clock::format_ms(self.now),
+            modifier: self.username.clone(),
+        })
+    }
+}
+
+/// The one statement that creates or replaces a record, where the writer
+/// sends it ahead (`Dialect::upsert_inserted`): a replacement equal to what
+/// is stored updates nothing and returns no row.
+static UPSERT: LazyLock<String> = LazyLock::new(|| {
+    let fields: Vec<&str> = WRITE_COLUMNS.to_vec();
+    let set: Vec<String> = std::iter::once("name_folded")
+        .chain(fields.iter().copied())
+        .chain(["modified_at", "modifier"])
+        .map(|c| format!("{c} = excluded.{c}"))
+        .collect();
+    let stored: Vec<String> = fields.iter().map(|c| format!("locations.{c}")).collect();
+    let given: Vec<String> = fields.iter().map(|c| format!("excluded.{c}")).collect();
+    format!(
+        "{} ON CONFLICT (catalog, client_code) DO UPDATE SET {} \
+         WHERE ({}) IS DISTINCT FROM ({}) RETURNING {{inserted}}, created_at, creator",
+        INSERT,
+        set.join(", "),
+        stored.join(", "),
+        given.join(", ")
+    )
+});
+
+/// A PUT's write: [`upsert`], or on PostgreSQL one statement, which the
+/// writer sends ahead, so that the write waits for nothing (its outcome and
+/// what the change log shows of the record are read from the statement's
+/// answer; anywhere else it runs at once).
+pub fn put(
+    conn: &Conn,
+    catalog: Catalog,
+    code: &str,
+    fields: &LocationFields,
+    username: &str,
+    now: i64,
+) -> ApiResult<Put> {
+    let Some(inserted) = conn.dialect().upsert_inserted() else {
+        return Ok(Put::Now(upsert(
+            conn, catalog, code, fields, username, now,
+        )?));
+    };
+    let sql = UPSERT.replace("{inserted}", inserted);
+    let returned = with_insert_params(catalog, code, fields, username, now, |values| {
+        conn.prepare_cached(&sql)?
+            .query_ahead(values, |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))
+    })?;
+    crate::db::offered::wrote(conn, TABLE, &[catalog.key(), code]);
+    crate::db::offered::offer_later(
+        conn,
+        TABLE,
+        &[catalog.key(), code],
+        LaterLocation {
+            catalog,
+            code: code.to_string(),
+            fields: fields.clone(),
+            now,
+            username: username.to_string(),
+            returned: returned.clone(),
+        },
+    );
+    Ok(Put::Later(returned))
 }
 
 /// Creates or replaces a record. A replacement equal to what is stored changes
@@ -237,6 +362,34 @@ fn offer(
 /// The records' table.
 pub const TABLE: &str = "locations";
 
+/// A record's `INSERT`, its parameters those of [`with_insert_params`].
+const INSERT: &str = "INSERT INTO locations (catalog, client_code, name, name_folded, country_code, \
+     geo_region_code, latitude_deg, latitude_min, latitude_sec, latitude_ns, longitude_deg, \
+     longitude_min, longitude_sec, longitude_we, status_code, restrictions, general_comments, \
+     created_at, creator, modified_at, modifier) \
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?18, ?19)";
+
+/// Calls `f` with [`INSERT`]'s parameters for a record.
+fn with_insert_params<R>(
+    catalog: Catalog,
+    code: &str,
+    fields: &LocationFields,
+    username: &str,
+    now: i64,
+    f: impl FnOnce(&[&dyn ToSql]) -> R,
+) -> R {
+    let key = catalog.key();
+    let folded = crate::validate::fold(&fields.name);
+    let new = FieldsRef::from(fields);
+    let values = sql_values(&new);
+    // In the INSERT's column order: the name's folded form follows it.
+    let mut all: Vec<&dyn ToSql> = Vec::with_capacity(19);
+    all.extend([&key as &dyn ToSql, &code, values[0], &folded]);
+    all.extend_from_slice(&values[1..]);
+    all.extend([&now as &dyn ToSql, &username]);
+    f(&all)
+}
+
 fn insert(
     conn: &Conn,
     catalog: Catalog,
@@ -245,34 +398,9 @@ fn insert(
     username: &str,
     now: i64,
 ) -> crate::db::Result<()> {
-    conn.prepare_cached(
-        "INSERT INTO locations (catalog, client_code, name, name_folded, country_code, \
-         geo_region_code, latitude_deg, latitude_min, latitude_sec, latitude_ns, longitude_deg, \
-         longitude_min, longitude_sec, longitude_we, status_code, restrictions, general_comments, \
-         created_at, creator, modified_at, modifier) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?18, ?19)",
-    )?
-    .execute(params![
-        catalog.key(),
-        code,
-        fields.name,
-        crate::validate::fold(&fields.name),
-        fields.country_code,
-        fields.geo_region_code,
-        fields.latitude_deg,
-        fields.latitude_min,
-        fields.latitude_sec,
-        fields.latitude_ns,
-        fields.longitude_deg,
-        fields.longitude_min,
-        fields.longitude_sec,
-        fields.longitude_we,
-        fields.status_code,
-        fields.restrictions,
-        fields.general_comments,
-        now,
-        username,
-    ])?;
+    with_insert_params(catalog, code, fields, username, now, |values| {
+        conn.prepare_cached(INSERT)?.execute(values)
+    })?;
     crate::db::offered::wrote(conn, TABLE, &[catalog.key(), code]);
     Ok(())
 }

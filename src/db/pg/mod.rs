@@ -266,6 +266,33 @@ impl Client {
         Ok(())
     }
 
+    /// [`Client::execute_ahead`] for a statement whose rows are wanted, but
+    /// not now: `deliver` gets them when its answer is read (on the writer's
+    /// thread, with the next statement waited for; anywhere else, at once).
+    /// A failure is found as [`Client::execute_ahead`]'s is.
+    pub fn query_ahead(
+        &self,
+        sql: &str,
+        params: &[Value],
+        deliver: impl FnOnce(Vec<tokio_postgres::Row>) + Send + 'static,
+    ) -> Result<()> {
+        if crate::db::writer::current_transaction().is_none() {
+            deliver(self.query_rows(sql, params)?);
+            return Ok(());
+        }
+        crate::db::conn::mark_written();
+        self.send_deferred()?;
+        let statement = self.statement(sql)?;
+        let values = params.to_vec();
+        self.send_ahead(|client| async move {
+            let rows = client.query(&statement, &as_params(&values)).await?;
+            let count = rows.len() as u64;
+            deliver(rows);
+            Ok(count)
+        });
+        Ok(())
+    }
+
     /// Sends the request `request` makes on the driver's client without
     /// waiting for its answer (`driver::Driver::send`).
     fn send_ahead<F>(&self, request: impl FnOnce(std::sync::Arc<tokio_postgres::Client>) -> F)

@@ -336,6 +336,46 @@ impl Capture for Querying {
     }
 }
 
+/// A statement sent ahead for its rows (`Statement::query_ahead`) answers
+/// them once the batch has committed (on PostgreSQL its answer was read
+/// with a later statement, or the COMMIT), each row mapped; one that fails
+/// fails its own write, and the writes around it commit with their rows.
+#[test]
+fn a_statement_sent_ahead_for_its_rows_answers_them_after_the_commit() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    for location in locations(&dir) {
+        let db = open(&location, Arc::new(NoCapture));
+        runtime().block_on(async {
+            db.write(|conn| Ok(conn.execute_batch("CREATE TABLE u (x text CHECK (x <> 'bad'))")?))
+                .await
+                .expect("table u");
+            let held = hold(&db).await;
+            let insert = |table: &'static str, x: &'static str| {
+                queued(db.write(move |conn| {
+                    Ok(conn
+                        .prepare(&format!(
+                            "INSERT INTO {table} (x) VALUES (?1), (?1 || '2') RETURNING x"
+                        ))?
+                        .query_ahead([x], |row| Ok(format!("{}!", row.get::<_, String>(0)?)))?)
+                }))
+            };
+            let a = insert("t", "a");
+            let bad = insert("u", "bad");
+            let c = insert("t", "c");
+            held.await.expect("join").expect("hold");
+            let rows = |later: quayside::db::Later<String>| {
+                later.take().expect("read by now").expect("mapped")
+            };
+            assert_eq!(rows(a.await.expect("join").expect("a")), ["a!", "a2!"]);
+            let error = bad.await.expect("join").err().expect("the CHECK refuses");
+            assert_eq!(error.status(), 500, "{error:?}");
+            assert_eq!(rows(c.await.expect("join").expect("c")), ["c!", "c2!"]);
+            assert_eq!(stored(&db).await, ["a", "a2", "c", "c2"]);
+        });
+        db.close().expect("close");
+    }
+}
+
 /// A capture that cannot record the write of actor `refuse`.
 struct Refusing;
 
