@@ -76,6 +76,12 @@ pub struct State {
     deferred: Mutex<Vec<Deferred>>,
     /// How many deferred writes [`confirm`] confirmed.
     confirmed: std::sync::atomic::AtomicU64,
+    /// Notes taken from `change_notes` since [`tidy`] last vacuumed it
+    /// (PostgreSQL).
+    taken_untidied: std::sync::atomic::AtomicU64,
+    /// Whether a write copied deleted rows into the `gone_*` tables since
+    /// [`tidy`] last vacuumed them (PostgreSQL).
+    gone_untidied: std::sync::atomic::AtomicBool,
     /// The covered tables as the row hook reads them (SQLite).
     covered: OnceLock<Arc<[Covered]>>,
 }
@@ -145,6 +151,42 @@ pub fn install(conn: &Conn, state: &State) -> crate::db::Result<()> {
             conn.withdraw_offers()
         }
     }
+}
+
+/// Notes taken from `change_notes` after which [`tidy`] vacuums it: about
+/// 60 pages of rows deleted (taken), which every take would otherwise read.
+pub const TIDY_AFTER_NOTES: u64 = 4096;
+
+/// Keeps the capture's temp tables small, outside any transaction
+/// (PostgreSQL; the writer calls it between two batches). A take deletes
+/// the notes it reads, but nothing vacuums a temp table by itself
+/// (autovacuum cannot see them): the inserts of later notes go to new pages
+/// at the table's end while the pages of the notes taken stay, so the table
+/// would grow with every write the connection ever made, and every take,
+/// which reads the whole table, would slow down with it. Once
+/// [`TIDY_AFTER_NOTES`] notes were taken, a `VACUUM` frees their pages and
+/// truncates the table (and the `gone_*` copies of deleted rows, when a
+/// write copied any since).
+pub fn tidy(conn: &Conn, state: &State) -> crate::db::Result<()> {
+    use std::sync::atomic::Ordering;
+    if conn.dialect().engine != Engine::Postgres
+        || state.taken_untidied.load(Ordering::Relaxed) < TIDY_AFTER_NOTES
+    {
+        return Ok(());
+    }
+    let mut tables = vec!["pg_temp.change_notes".to_string()];
+    if state.gone_untidied.swap(false, Ordering::Relaxed) {
+        let engine = Engine::Postgres;
+        tables.extend(
+            SOURCES
+                .iter()
+                .map(|s| s.table)
+                .chain(SHADOWED)
+                .map(|table| gone(engine, table)),
+        );
+    }
+    state.taken_untidied.store(0, Ordering::Relaxed);
+    conn.execute_batch(&format!("VACUUM {}", tables.join(", ")))
 }
 
 /// SQLite: the temp tables that keep deleted rows, and the row hook
@@ -367,7 +409,8 @@ const TRIGGER: &str = "quayside_change";
 ///   missing: a trigger just names its function, all it does is in the
 ///   function, and creating one locks its table against writes.
 /// - This session's temp tables: `change_notes` (ordered by an identity
-///   column) and, per table, `gone_<table>` (its columns, then `copy_n`),
+///   column, with no index: every take reads the whole table, which
+///   [`tidy`] keeps small) and, per table, `gone_<table>` (its columns, then `copy_n`),
 ///   with the view `newest_gone_<table>` over it, newest first.
 /// - `SET quayside.capture = 'on'`: the functions do nothing in a session
 ///   without it (psql, another tool).
@@ -375,7 +418,7 @@ fn postgres_install() -> String {
     let mut sql = format!(
         "{INSTALL_LOCK};\n\
          CREATE TEMP TABLE IF NOT EXISTS change_notes (\
-         n bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, tbl text NOT NULL, key1 text, \
+         n bigint GENERATED ALWAYS AS IDENTITY, tbl text NOT NULL, key1 text, \
          key2 text, op text NOT NULL, old_status text, new_status text);\n"
     );
     let noted = |table: &str, k1: &str, k2: &str, op: &str, old: &str, new: &str| {
@@ -547,46 +590,56 @@ fn take_notes(conn: &Conn, state: &State) -> crate::db::Result<Vec<Pending>> {
         Engine::Sqlite => Ok(std::mem::take(
             &mut *state.notes.lock().unwrap_or_else(|p| p.into_inner()),
         )),
-        Engine::Postgres => conn
-            .prepare_cached(
-                "WITH taken AS (DELETE FROM pg_temp.change_notes \
-                 RETURNING n, tbl, key1, key2, op, old_status, new_status) \
-                 SELECT tbl, key1, key2, op, old_status, new_status FROM taken ORDER BY n",
-            )?
-            .query_map([], |row| {
-                let table: String = row.get(0)?;
-                let op: String = row.get(3)?;
-                if table == MARKER {
-                    return Ok(Some(Pending {
-                        op: MARKER,
-                        ..Pending::unreadable(MARKER)
-                    }));
-                }
-                // Named as the hook names them (static names, no copy per note).
-                let known = SOURCES
-                    .iter()
-                    .map(|s| s.table)
-                    .chain(SHADOWED)
-                    .find(|t| *t == table);
-                let op = ["c", "u", "d", "s"].into_iter().find(|o| *o == op);
-                let (Some(table), Some(op)) = (known, op) else {
-                    // A table or step this build does not cover (another
-                    // build's trigger): nothing it renders, as before.
-                    return Ok(None);
-                };
-                Ok(Some(Pending {
-                    table,
-                    key1: row.get(1)?,
-                    key2: row.get(2)?,
-                    op,
-                    old_status: row.get(4)?,
-                    new_status: row.get(5)?,
-                    copy: None,
-                }))
-            })?
-            .filter_map(Result::transpose)
-            .collect(),
+        Engine::Postgres => {
+            let notes = take_postgres_notes(conn)?;
+            state
+                .taken_untidied
+                .fetch_add(notes.len() as u64, std::sync::atomic::Ordering::Relaxed);
+            Ok(notes)
+        }
     }
+}
+
+/// PostgreSQL's part of [`take_notes`].
+fn take_postgres_notes(conn: &Conn) -> crate::db::Result<Vec<Pending>> {
+    conn.prepare_cached(
+        "WITH taken AS (DELETE FROM pg_temp.change_notes \
+         RETURNING n, tbl, key1, key2, op, old_status, new_status) \
+         SELECT tbl, key1, key2, op, old_status, new_status FROM taken ORDER BY n",
+    )?
+    .query_map([], |row| {
+        let table: String = row.get(0)?;
+        let op: String = row.get(3)?;
+        if table == MARKER {
+            return Ok(Some(Pending {
+                op: MARKER,
+                ..Pending::unreadable(MARKER)
+            }));
+        }
+        // Named as the hook names them (static names, no copy per note).
+        let known = SOURCES
+            .iter()
+            .map(|s| s.table)
+            .chain(SHADOWED)
+            .find(|t| *t == table);
+        let op = ["c", "u", "d", "s"].into_iter().find(|o| *o == op);
+        let (Some(table), Some(op)) = (known, op) else {
+            // A table or step this build does not cover (another
+            // build's trigger): nothing it renders, as before.
+            return Ok(None);
+        };
+        Ok(Some(Pending {
+            table,
+            key1: row.get(1)?,
+            key2: row.get(2)?,
+            op,
+            old_status: row.get(4)?,
+            new_status: row.get(5)?,
+            copy: None,
+        }))
+    })?
+    .filter_map(Result::transpose)
+    .collect()
 }
 
 /// One entry to append, rendered; its `seq` is given when it is appended.
@@ -1070,11 +1123,16 @@ fn record_as(conn: &Conn, actor: &str, state: &State, hold: bool) -> ApiResult<O
                 }
             }
             // One round trip for all of them.
-            Engine::Postgres => conn.execute_batch(
-                &tables
-                    .map(|table| format!("DELETE FROM {};", gone(engine, table)))
-                    .collect::<String>(),
-            )?,
+            Engine::Postgres => {
+                conn.execute_batch(
+                    &tables
+                        .map(|table| format!("DELETE FROM {};", gone(engine, table)))
+                        .collect::<String>(),
+                )?;
+                state
+                    .gone_untidied
+                    .store(true, std::sync::atomic::Ordering::Relaxed);
+            }
         }
     }
     // Only now that nothing of the record can fail: a write whose record

@@ -416,4 +416,8 @@ impl crate::db::writer::Capture for Capture {
     fn head(&self, conn: &Conn) -> crate::db::Result<u64> {
         capture::head(conn)
     }
+
+    fn tidy(&self, conn: &Conn) -> crate::db::Result<()> {
+        capture::tidy(conn, &self.state)
+    }
 }

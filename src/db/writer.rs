@@ -153,6 +153,12 @@ pub trait Capture: Send + Sync + 'static {
     fn discard(&self);
     /// The last change sequence committed.
     fn head(&self, conn: &Conn) -> super::Result<u64>;
+    /// Housekeeping of what the capture keeps on the connection, which the
+    /// writer calls between two batches, outside any transaction. An error
+    /// is logged; the next call tries again.
+    fn tidy(&self, _conn: &Conn) -> super::Result<()> {
+        Ok(())
+    }
 }
 
 /// No change log (unit tests of the store itself).
@@ -554,6 +560,9 @@ impl Thread {
                     }
                 }
                 None => answer(),
+            }
+            if let Err(error) = self.capture.tidy(&self.conn) {
+                log::warn!("writer: the change capture's housekeeping failed: {error}");
             }
             queued = receiver.try_recv().ok();
             let waiting = receiver.len() + usize::from(queued.is_some());

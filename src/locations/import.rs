@@ -230,6 +230,9 @@ pub fn import(
         if in_batch == BATCH {
             record_changes(tx.conn())?;
             tx.commit().map_err(|e| e.to_string())?;
+            capture
+                .tidy(conn)
+                .map_err(|e| format!("cannot tidy the change capture: {e}"))?;
             tx = conn.begin_write().map_err(|e| e.to_string())?;
             in_batch = 0;
         }

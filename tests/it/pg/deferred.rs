@@ -375,3 +375,90 @@ fn deferred_writes_among_others_record_the_parties_of_their_own_time() {
     });
     db.close().expect("close");
 }
+
+/// Pages of the writer's temp table `table` (another session's: PostgreSQL
+/// extends a temp table's file as its pages are added, so its size is read
+/// from outside).
+async fn temp_pages(db: &Db, table: &'static str) -> i64 {
+    db.read(move |conn, _| {
+        Ok(conn
+            .prepare(
+                "SELECT coalesce(max(pg_relation_size(c.oid)), -1) / 8192 FROM pg_class c \
+                 WHERE c.relname = $1 AND c.relpersistence = 't'",
+            )?
+            .query_row([table], |row| row.get::<_, i64>(0))?)
+    })
+    .await
+    .expect("read the temp table's size")
+}
+
+/// The triggers' notes are deleted as they are taken, but nothing vacuums a
+/// temp table by itself: without the writer's `tidy` its file would grow with
+/// every write it ever recorded, and every take read it all. After a delete
+/// (a row copied into `gone_locations`) and more than `TIDY_AFTER_NOTES`
+/// notes, the writer vacuums both between two batches: the notes' table
+/// keeps at most the page of the write after, the copies' none; the change
+/// log is complete before and after.
+#[test]
+fn the_writer_vacuums_the_taken_notes_between_batches() {
+    use quayside::changes::capture::TIDY_AFTER_NOTES;
+    let (db, _capture) = open();
+    let many = TIDY_AFTER_NOTES as usize + 100;
+    let code = |i: usize| -> String {
+        let a = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+        let (x, y, z) = (i / 676 % 26, i / 26 % 26, i % 26);
+        format!("ZZ{}{}{}", a[x] as char, a[y] as char, a[z] as char)
+    };
+    runtime().block_on(async {
+        let put_one = |code: String, name: &'static str| {
+            db.write_as(Arc::from("ann"), move |conn| {
+                locations::upsert(conn, Catalog::Ports, &code, &port(name), "ann", 1_000)?;
+                Ok(())
+            })
+        };
+        put_one("NLGON".into(), "gone soon").await.expect("stored");
+        db.write_as(Arc::from("ann"), |conn| {
+            conn.execute("DELETE FROM locations WHERE client_code = 'NLGON'", [])?;
+            Ok(())
+        })
+        .await
+        .expect("deleted");
+        assert!(temp_pages(&db, "gone_locations").await >= 1, "a row copied");
+        db.write_as(Arc::from("ann"), move |conn| {
+            for i in 0..many {
+                locations::upsert(conn, Catalog::Ports, &code(i), &port("many"), "ann", 1_000)?;
+            }
+            Ok(())
+        })
+        .await
+        .expect("stored");
+        // The writer tidies after a batch, before it takes the next: once
+        // this one is answered, the one before was tidied.
+        put_one("NLAFT".into(), "after").await.expect("stored");
+        let notes = temp_pages(&db, "change_notes").await;
+        assert!(
+            (0..=1).contains(&notes),
+            "change_notes vacuumed: {notes} pages"
+        );
+        assert_eq!(
+            temp_pages(&db, "gone_locations").await,
+            0,
+            "copies vacuumed"
+        );
+        // And the capture goes on as before.
+        put_one("NLAFT".into(), "after, renamed")
+            .await
+            .expect("stored");
+        let (log, dense) = entries(&db).await;
+        assert!(dense, "sequences 1, 2, 3, …");
+        assert_eq!(log.len(), 2 + many + 2);
+        assert_eq!(log[1].0, "port.deleted");
+        assert_eq!(
+            log[log.len() - 2..],
+            expected(&[
+                ("port.created", "NLAFT", "ann", "after"),
+                ("port.updated", "NLAFT", "ann", "after, renamed"),
+            ])
+        );
+    });
+}
