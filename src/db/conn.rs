@@ -342,13 +342,8 @@ impl Conn {
                 // With the change log's head, which only writers holding
                 // that lock move: the entries' numbers are known before
                 // they are appended (`Conn::head_at_begin`).
-                let counted = client.batch_first(
-                    "BEGIN; UPDATE change_log SET commits = commits + 1 WHERE id = 1 \
-                     RETURNING commits || ' ' || head; SET LOCAL quayside.counted = 'yes'",
-                )?;
-                let mut numbers = counted.iter().flat_map(|n| n.split(' ')).map(str::parse);
-                let commits = numbers.next().and_then(Result::ok);
-                client.set_head(numbers.next().and_then(Result::ok));
+                let (commits, head) = client.begin_counted()?;
+                client.set_head(head);
                 Ok(commits)
             }
         }

@@ -375,6 +375,30 @@ impl Client {
         }))
     }
 
+    /// Begins a writing transaction (`Conn::begin_writing`): `BEGIN`, then
+    /// the `change_log` row's lock, the count of writing transactions it
+    /// brings `commits` to and the change log's head, with
+    /// `quayside.counted` set for the tables' triggers. One round trip: the
+    /// `BEGIN` (with whatever [`Client::defer`] held back) is sent ahead of
+    /// the prepared `UPDATE`, so nothing is parsed or planned per
+    /// transaction.
+    pub fn begin_counted(&self) -> Result<(Option<u64>, Option<u64>)> {
+        let begin = self.with_deferred("BEGIN").into_owned();
+        self.send_ahead(|client| async move { client.batch_execute(&begin).await.map(|()| 0) });
+        let row = self
+            .query_row(
+                "UPDATE change_log SET commits = commits + 1 WHERE id = 1 \
+                 RETURNING commits, head, set_config('quayside.counted', 'yes', true)",
+                &[],
+            )
+            .inspect_err(|_| crate::db::conn::mark_written())?;
+        let number = |column: usize| match row.as_ref().and_then(|row| row.get(column)) {
+            Some(Value::Integer(n)) => u64::try_from(*n).ok(),
+            _ => None,
+        };
+        Ok((number(0), number(1)))
+    }
+
     /// The payloads of the notifications (`LISTEN`) that arrive within
     /// `wait`, or are already there: empty when none came.
     pub fn notifications(&self, wait: std::time::Duration) -> Result<Vec<String>> {
