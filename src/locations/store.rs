@@ -255,9 +255,12 @@ pub fn put(
             conn, catalog, code, fields, username, now,
         )?));
     };
-    let sql = UPSERT.replace("{inserted}", inserted);
+    // Made once: the one engine that sends it ahead has one way to tell.
+    static SQL: std::sync::OnceLock<(&str, String)> = std::sync::OnceLock::new();
+    let (made_for, sql) = SQL.get_or_init(|| (inserted, UPSERT.replace("{inserted}", inserted)));
+    debug_assert_eq!(*made_for, inserted);
     let returned = with_insert_params(catalog, code, fields, username, now, |values| {
-        conn.prepare_cached(&sql)?
+        conn.prepare_cached(sql)?
             .query_ahead(values, |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))
     })?;
     crate::db::offered::wrote(conn, TABLE, &[catalog.key(), code]);
