@@ -540,7 +540,9 @@ impl Db {
     pub async fn stamp(&self) -> Option<Stamp> {
         match &self.commits {
             Commits::Wal(watch) => watch.stamp(),
-            Commits::Counter(position) => position.commits().await.map(Stamp::Commits),
+            // Boxed: the query's future is large, and would otherwise make
+            // every future that awaits a stamp as large, on a file too.
+            Commits::Counter(position) => Box::pin(position.commits()).await.map(Stamp::Commits),
         }
     }
 
@@ -608,6 +610,23 @@ impl Db {
 
     /// [`Db::read_after`] for a read of the given [`ReadSize`].
     pub fn read_sized<T, F>(
+        &self,
+        known: Option<Stamp>,
+        size: ReadSize,
+        f: F,
+    ) -> impl Future<Output = ApiResult<(Option<Stamp>, T)>> + Send + 'static
+    where
+        F: FnOnce(&Conn, Option<Stamp>) -> ApiResult<T> + Send + 'static,
+        T: Send + 'static,
+    {
+        // Boxed: a read's future is some kilobytes (the commit position's
+        // query, the reader slot, the hand-over), and every future awaiting
+        // one inline would be as large, a cost paid on every request, taken
+        // or not (a request's future is moved into its box whole).
+        Box::pin(self.read_sized_inline(known, size, f))
+    }
+
+    fn read_sized_inline<T, F>(
         &self,
         known: Option<Stamp>,
         size: ReadSize,
