@@ -274,15 +274,13 @@ mod tests {
     use crate::error::ApiError;
     use crate::test_support::{hold_writer, queued};
 
-    /// Regression test for the per-batch memo of confirmed keys: a logout
-    /// queued between two writes of the same key, all three in one batch,
-    /// must end the key for the write after it.
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_logout_in_the_same_batch_ends_the_key_for_the_writes_after_it() {
-        let dir = std::env::temp_dir().join(format!("quayside-memo-{}", std::process::id()));
+    /// A store on a fresh file in a directory of its own (named after
+    /// `tag`), and a session check on it.
+    fn open(tag: &str) -> (std::path::PathBuf, Db, SessionCheck) {
+        let dir = std::env::temp_dir().join(format!("quayside-{tag}-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let db = Db::open(
-            &dir.join("memo.db"),
+            &dir.join(format!("{tag}.db")),
             2,
             None,
             std::sync::Arc::new(crate::db::writer::NoCapture),
@@ -292,6 +290,15 @@ mod tests {
             db.clone(),
             SessionLimits::new(Duration::from_secs(3600), Duration::from_secs(7200)),
         );
+        (dir, db, check)
+    }
+
+    /// Regression test for the per-batch memo of confirmed keys: a logout
+    /// queued between two writes of the same key, all three in one batch,
+    /// must end the key for the write after it.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_logout_in_the_same_batch_ends_the_key_for_the_writes_after_it() {
+        let (dir, db, check) = open("memo");
         let key = sessions::new_key();
         let stored = key.hash.clone();
         db.write(move |conn| {
@@ -329,19 +336,7 @@ mod tests {
     /// engine (it was 4,896 bytes, and a request's 23,248, before they were).
     #[tokio::test]
     async fn a_session_check_s_future_is_small() {
-        let dir = std::env::temp_dir().join(format!("quayside-size-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let db = Db::open(
-            &dir.join("size.db"),
-            2,
-            None,
-            std::sync::Arc::new(crate::db::writer::NoCapture),
-        )
-        .unwrap();
-        let check = SessionCheck::new(
-            db.clone(),
-            SessionLimits::new(Duration::from_secs(3600), Duration::from_secs(7200)),
-        );
+        let (dir, db, check) = open("size");
         let req = crate::http::Request::from_bytes(
             "GET",
             "/api/rest/1.0/ports/NLRTM",
