@@ -191,6 +191,8 @@ pub fn update(conn: &Conn, item: &CatalogItem) -> ApiResult<()> {
 
 /// Removes an item no document refers to (409 otherwise); its synonym links go with it.
 pub fn delete(conn: &Conn, id: &str) -> ApiResult<()> {
+    // The uses the batch's writes before this one hold count too.
+    crate::db::held::flush(conn)?;
     let uses: i64 = conn
         .prepare_cached("SELECT uses FROM catalog_item_uses WHERE item_id = ?1")?
         .query_row([id], |row| row.get(0))

@@ -13,6 +13,7 @@ pub mod conn;
 pub mod dialect;
 pub mod durable;
 mod error;
+pub mod held;
 pub mod kept;
 pub mod lease;
 pub mod maintenance;

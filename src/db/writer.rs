@@ -710,6 +710,7 @@ fn commit_batch(
         // Writes before this one were deferred (`Capture::defer`): a
         // statement one of them sent ahead may fail in this one's place.
         let after_deferred = capture.deferring();
+        super::held::write_ended(false);
         let mut keep = job.run(conn);
         let wrote = super::conn::take_written();
         if !keep {
@@ -831,6 +832,8 @@ fn commit_batch(
             unrecorded = None;
             continue;
         }
+        // What the write holds stays with the batch only if it stands.
+        super::held::write_ended(keep && !job.failed());
         done.push(job);
     }
     if !in_transaction {
@@ -840,8 +843,15 @@ fn commit_batch(
             replayed,
         };
     }
-    // The entries held back, in the transaction before its COMMIT: failing
-    // to append them fails the batch, as failing to record a write does.
+    // The counts the writes held (`held`), then the entries held back, in
+    // the transaction before its COMMIT: failing to send either fails the
+    // batch, as failing to record a write does.
+    if unrecorded.is_none() {
+        if let Err(err) = super::held::flush_batch(conn) {
+            log::error!("cannot add a batch's held counts: {err}");
+            unrecorded = Some(ApiError::from(err));
+        }
+    }
     if unrecorded.is_none() {
         match capture.append_held(conn) {
             Ok(last) => last_change = last.or(last_change),
@@ -945,6 +955,7 @@ fn forget(capture: &dyn Capture) {
 fn forget_transaction(capture: &dyn Capture) {
     forget(capture);
     capture.drop_held();
+    super::held::clear();
 }
 
 /// Errors that reach several callers of one failed batch; only the variants

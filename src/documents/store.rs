@@ -266,8 +266,14 @@ fn texts_for_rows(head: &str, row: &dyn Fn(usize) -> String, tail: &str) -> Vec<
         .collect()
 }
 
+/// The count of documents using each catalog item.
+static USES: crate::db::held::Counter =
+    crate::db::held::Counter::new("catalog_item_uses", "item_id", "uses");
+
 /// Counts `n` more documents using each item `id` of `gained` (distinct).
-/// The items gaining the same number share their statements, as few as the
+/// In the writer's batch on PostgreSQL the counts are held to the batch's
+/// end (`db::held`): one upsert for the batch's writes. Elsewhere the items
+/// gaining the same number share their statements, as few as the
 /// engine prefers (`Dialect::rows_per_insert`: on PostgreSQL one for a
 /// quality result's three items, or a certificate's; on SQLite one each).
 /// Where the engine sends statements ahead (PostgreSQL,
@@ -306,6 +312,9 @@ fn gain_uses(conn: &Conn, gained: &[(String, i64)]) -> ApiResult<()> {
             .filter(|(_, n)| *n == amount)
             .map(|(id, _)| id)
             .collect();
+        if crate::db::held::hold(conn, &USES, &ids, amount) {
+            continue;
+        }
         for chunk in ids.chunks(conn.dialect().rows_per_insert()) {
             let values: Vec<&dyn crate::db::ToSql> =
                 std::iter::once(&amount as &dyn crate::db::ToSql)
@@ -330,8 +339,13 @@ fn gain_uses(conn: &Conn, gained: &[(String, i64)]) -> ApiResult<()> {
 
 /// Counts one document fewer using each of `ids` (distinct), in as few
 /// statements as the engine prefers. Every item a stored document refers to
-/// has its count: one missing is an internal error.
+/// has its count: one missing is an internal error. The counts held so far
+/// are sent first.
 fn drop_uses(conn: &Conn, ids: &[String]) -> ApiResult<()> {
+    if ids.is_empty() {
+        return Ok(());
+    }
+    crate::db::held::flush(conn)?;
     static TEXTS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
     let texts = TEXTS.get_or_init(|| {
         texts_for_rows(

@@ -10,6 +10,7 @@ pub mod cluster;
 mod deferred;
 mod dialect;
 mod errors;
+mod held;
 mod migrate;
 mod plans;
 mod position;
