@@ -1,10 +1,12 @@
 //! Counts that writes add to, held on the writer's thread until their batch's
-//! end (PostgreSQL), so that a batch changes each counted row once.
+//! end, so that a batch changes each counted row once.
 //!
 //! A quality result adds one to the count of uses of each of its three catalog
 //! items; sixteen of them in one batch updated the same three rows sixteen
-//! times, one statement each, sent ahead. Held, they are one statement for
-//! the batch, just before its COMMIT ([`flush_batch`]), with the sums.
+//! times, one statement each (on PostgreSQL sent ahead, on SQLite an UPDATE
+//! and, for an item's first use, an INSERT). Held, they are one upsert for
+//! the batch (on SQLite one per row: `Dialect::rows_per_insert`), just
+//! before its COMMIT ([`flush_batch`]), with the sums.
 //!
 //! What stays true:
 //! - A count is read only after what is held for it is sent ([`flush`]): a
@@ -19,9 +21,8 @@
 //! - The rows are sent in the order of their keys, so two processes adding
 //!   to the same rows lock them in the same order.
 //!
-//! Anywhere else (SQLite, whose statements are local calls; the CLI; a write
-//! outside the writer) [`hold`] holds nothing, and the caller runs its own
-//! statements at once.
+//! Outside the writer's batches (the CLI, a write run elsewhere) [`hold`]
+//! holds nothing, and the caller runs its own statements at once.
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -96,10 +97,10 @@ fn merge(into: &mut Amounts, from: Amounts) {
 }
 
 /// Holds `amount` more for each key of `keys` (distinct) in `counter`, when
-/// the writer runs a batch on PostgreSQL: true. False anywhere else; the
-/// caller then counts them itself, at once.
-pub fn hold(conn: &Conn, counter: &'static Counter, keys: &[&String], amount: i64) -> bool {
-    if !conn.dialect().sends_ahead() || super::writer::current_transaction().is_none() {
+/// the writer runs a batch: true. False anywhere else; the caller then
+/// counts them itself, at once.
+pub fn hold(counter: &'static Counter, keys: &[&String], amount: i64) -> bool {
+    if super::writer::current_transaction().is_none() {
         return false;
     }
     HELD.with(|held| {
@@ -164,8 +165,9 @@ pub fn holding() -> bool {
     })
 }
 
-/// One upsert per counter and up to `MOST_ROWS_PER_INSERT` rows, sent ahead,
-/// in key order; rows whose amount came to zero are left alone.
+/// One upsert per counter and as many rows as the engine prefers
+/// (`Dialect::rows_per_insert`), sent ahead where the engine does, in key
+/// order; rows whose amount came to zero are left alone.
 fn send(conn: &Conn, amounts: Amounts) -> super::Result<()> {
     let mut rows: Vec<(&'static Counter, String, i64)> = amounts
         .into_iter()
@@ -176,7 +178,7 @@ fn send(conn: &Conn, amounts: Amounts) -> super::Result<()> {
         let counter = rows[0].0;
         let same = rows
             .iter()
-            .take(super::dialect::MOST_ROWS_PER_INSERT)
+            .take(conn.dialect().rows_per_insert())
             .take_while(|(c, _, _)| std::ptr::eq(*c, counter))
             .count();
         let chunk: Vec<_> = rows.drain(..same).collect();

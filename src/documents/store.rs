@@ -271,8 +271,8 @@ static USES: crate::db::held::Counter =
     crate::db::held::Counter::new("catalog_item_uses", "item_id", "uses");
 
 /// Counts `n` more documents using each item `id` of `gained` (distinct).
-/// In the writer's batch on PostgreSQL the counts are held to the batch's
-/// end (`db::held`): one upsert for the batch's writes. Elsewhere the items
+/// In the writer's batch the counts are held to the batch's end
+/// (`db::held`): added once for the batch's writes. Elsewhere the items
 /// gaining the same number share their statements, as few as the
 /// engine prefers (`Dialect::rows_per_insert`: on PostgreSQL one for a
 /// quality result's three items, or a certificate's; on SQLite one each).
@@ -312,7 +312,7 @@ fn gain_uses(conn: &Conn, gained: &[(String, i64)]) -> ApiResult<()> {
             .filter(|(_, n)| *n == amount)
             .map(|(id, _)| id)
             .collect();
-        if crate::db::held::hold(conn, &USES, &ids, amount) {
+        if crate::db::held::hold(&USES, &ids, amount) {
             continue;
         }
         for chunk in ids.chunks(conn.dialect().rows_per_insert()) {

@@ -1,5 +1,5 @@
-//! Counts held to the batch's end (`quayside::db::held`) on PostgreSQL, with
-//! the real writer: the additions of a batch's writes reach the table once,
+//! Counts held to the batch's end (`quayside::db::held`), with the real
+//! writer, on a data file and on PostgreSQL: the additions of a batch's writes reach the table once,
 //! summed, before its COMMIT; a write that reads a count flushes first and
 //! sees every addition before it; a write that fails takes its additions
 //! with it, and a batch run again counts each addition once.
@@ -15,17 +15,22 @@ use super::writer::{hold, queued, runtime};
 
 static COUNTS: Counter = Counter::new("test_counts", "k", "n");
 
-/// A store on a fresh PostgreSQL database (opened outside any runtime: it
-/// connects at once).
-fn open() -> Db {
-    let location = Location::Postgres(Box::new(cluster::cluster().database()));
-    Db::open_at(
-        &location,
-        2,
-        None,
-        Arc::new(quayside::db::writer::NoCapture),
-    )
-    .expect("open the store")
+/// A store on a fresh data file (in `dir`) and one on a fresh PostgreSQL
+/// database (opened outside any runtime: the driver connects at once).
+fn stores(dir: &tempfile::TempDir) -> [Db; 2] {
+    [
+        Location::File(dir.path().join("held.db")),
+        Location::Postgres(Box::new(cluster::cluster().database())),
+    ]
+    .map(|location| {
+        Db::open_at(
+            &location,
+            2,
+            None,
+            Arc::new(quayside::db::writer::NoCapture),
+        )
+        .expect("open the store")
+    })
 }
 
 /// The table of counts.
@@ -44,10 +49,10 @@ fn add(
     keys: &'static [&'static str],
     amount: i64,
 ) -> tokio::task::JoinHandle<ApiResult<bool>> {
-    queued(db.write(move |conn| {
+    queued(db.write(move |_conn| {
         let keys: Vec<String> = keys.iter().map(|k| k.to_string()).collect();
         let keys: Vec<&String> = keys.iter().collect();
-        Ok(held::hold(conn, &COUNTS, &keys, amount))
+        Ok(held::hold(&COUNTS, &keys, amount))
     }))
 }
 
@@ -79,42 +84,44 @@ fn expected(rows: &[(&str, i64)]) -> Vec<(String, i64)> {
 /// flush. The table then shows each addition once.
 #[test]
 fn a_batch_adds_what_its_writes_held_once_and_a_reader_sees_it_first() {
-    let db = open();
-    runtime().block_on(async {
-        table(&db).await;
-        let held_writer = hold(&db).await;
-        let first = add(&db, &["a", "b"], 1);
-        let second = add(&db, &["a"], 2);
-        let reader = queued(db.write(|conn| {
-            let keys = ["a".to_string()];
-            held::hold(conn, &COUNTS, &[&keys[0]], 10);
-            held::flush(conn)?;
-            count(conn, "a")
-        }));
-        let failing = queued(db.write(|conn| -> ApiResult<()> {
-            let keys = ["c".to_string()];
-            held::hold(conn, &COUNTS, &[&keys[0]], 1);
-            Err(ApiError::conflict("refused", "this write fails"))
-        }));
-        let last = add(&db, &["b", "d"], 5);
-        held_writer.await.expect("join").expect("hold");
-        assert!(
-            first.await.expect("join").expect("stored"),
-            "held on PostgreSQL"
-        );
-        assert!(second.await.expect("join").expect("stored"));
-        assert_eq!(
-            reader.await.expect("join").expect("read"),
-            Some(13),
-            "the reader sees 1 + 2 + its own 10"
-        );
-        assert!(failing.await.expect("join").is_err());
-        assert!(last.await.expect("join").expect("stored"));
-        assert_eq!(
-            counts(&db).await,
-            expected(&[("a", 13), ("b", 6), ("d", 5)])
-        );
-    });
+    let dir = tempfile::tempdir().expect("temp dir");
+    for db in stores(&dir) {
+        runtime().block_on(async {
+            table(&db).await;
+            let held_writer = hold(&db).await;
+            let first = add(&db, &["a", "b"], 1);
+            let second = add(&db, &["a"], 2);
+            let reader = queued(db.write(|conn| {
+                let keys = ["a".to_string()];
+                held::hold(&COUNTS, &[&keys[0]], 10);
+                held::flush(conn)?;
+                count(conn, "a")
+            }));
+            let failing = queued(db.write(|_conn| -> ApiResult<()> {
+                let keys = ["c".to_string()];
+                held::hold(&COUNTS, &[&keys[0]], 1);
+                Err(ApiError::conflict("refused", "this write fails"))
+            }));
+            let last = add(&db, &["b", "d"], 5);
+            held_writer.await.expect("join").expect("hold");
+            assert!(
+                first.await.expect("join").expect("stored"),
+                "held on PostgreSQL"
+            );
+            assert!(second.await.expect("join").expect("stored"));
+            assert_eq!(
+                reader.await.expect("join").expect("read"),
+                Some(13),
+                "the reader sees 1 + 2 + its own 10"
+            );
+            assert!(failing.await.expect("join").is_err());
+            assert!(last.await.expect("join").expect("stored"));
+            assert_eq!(
+                counts(&db).await,
+                expected(&[("a", 13), ("b", 6), ("d", 5)])
+            );
+        });
+    }
 }
 
 /// A write that fails after it flushed the batch's counts and wrote, in a
@@ -124,34 +131,36 @@ fn a_batch_adds_what_its_writes_held_once_and_a_reader_sees_it_first() {
 /// end. Every addition counts once.
 #[test]
 fn a_write_rolled_back_to_its_savepoint_gives_back_what_it_flushed() {
-    let db = open();
-    runtime().block_on(async {
-        table(&db).await;
-        // A write that fails after writing: its batch runs again, and the
-        // next batches run each write in a savepoint.
-        let twice = db
-            .write(|conn| {
-                conn.execute("INSERT INTO test_counts (k, n) VALUES ('z', 0)", [])?;
-                conn.execute("INSERT INTO test_counts (k, n) VALUES ('z', 0)", [])?;
+    let dir = tempfile::tempdir().expect("temp dir");
+    for db in stores(&dir) {
+        runtime().block_on(async {
+            table(&db).await;
+            // A write that fails after writing: its batch runs again, and the
+            // next batches run each write in a savepoint.
+            let twice = db
+                .write(|conn| {
+                    conn.execute("INSERT INTO test_counts (k, n) VALUES ('z', 0)", [])?;
+                    conn.execute("INSERT INTO test_counts (k, n) VALUES ('z', 0)", [])?;
+                    Ok(())
+                })
+                .await;
+            assert!(twice.is_err(), "the key was taken");
+            let held_writer = hold(&db).await;
+            let first = add(&db, &["a"], 1);
+            let failing = queued(db.write(|conn| -> ApiResult<()> {
+                held::flush(conn)?;
+                // Writes, then fails: the row's key is taken.
+                conn.execute("INSERT INTO test_counts (k, n) VALUES ('a', 100)", [])?;
                 Ok(())
-            })
-            .await;
-        assert!(twice.is_err(), "the key was taken");
-        let held_writer = hold(&db).await;
-        let first = add(&db, &["a"], 1);
-        let failing = queued(db.write(|conn| -> ApiResult<()> {
-            held::flush(conn)?;
-            // Writes, then fails: the row's key is taken.
-            conn.execute("INSERT INTO test_counts (k, n) VALUES ('a', 100)", [])?;
-            Ok(())
-        }));
-        let last = add(&db, &["a", "b"], 1);
-        held_writer.await.expect("join").expect("hold");
-        assert!(first.await.expect("join").expect("stored"));
-        assert!(failing.await.expect("join").is_err(), "the key was taken");
-        assert!(last.await.expect("join").expect("stored"));
-        assert_eq!(counts(&db).await, expected(&[("a", 2), ("b", 1)]));
-    });
+            }));
+            let last = add(&db, &["a", "b"], 1);
+            held_writer.await.expect("join").expect("hold");
+            assert!(first.await.expect("join").expect("stored"));
+            assert!(failing.await.expect("join").is_err(), "the key was taken");
+            assert!(last.await.expect("join").expect("stored"));
+            assert_eq!(counts(&db).await, expected(&[("a", 2), ("b", 1)]));
+        });
+    }
 }
 
 /// The same without savepoints: the failing write rolls the whole batch
@@ -159,21 +168,23 @@ fn a_write_rolled_back_to_its_savepoint_gives_back_what_it_flushed() {
 /// once.
 #[test]
 fn a_batch_run_again_counts_each_addition_once() {
-    let db = open();
-    runtime().block_on(async {
-        table(&db).await;
-        let held_writer = hold(&db).await;
-        let first = add(&db, &["a"], 1);
-        let failing = queued(db.write(|conn| -> ApiResult<()> {
-            held::flush(conn)?;
-            conn.execute("INSERT INTO test_counts (k, n) VALUES ('a', 100)", [])?;
-            Ok(())
-        }));
-        let last = add(&db, &["a", "b"], 1);
-        held_writer.await.expect("join").expect("hold");
-        assert!(first.await.expect("join").expect("stored"));
-        assert!(failing.await.expect("join").is_err(), "the key was taken");
-        assert!(last.await.expect("join").expect("stored"));
-        assert_eq!(counts(&db).await, expected(&[("a", 2), ("b", 1)]));
-    });
+    let dir = tempfile::tempdir().expect("temp dir");
+    for db in stores(&dir) {
+        runtime().block_on(async {
+            table(&db).await;
+            let held_writer = hold(&db).await;
+            let first = add(&db, &["a"], 1);
+            let failing = queued(db.write(|conn| -> ApiResult<()> {
+                held::flush(conn)?;
+                conn.execute("INSERT INTO test_counts (k, n) VALUES ('a', 100)", [])?;
+                Ok(())
+            }));
+            let last = add(&db, &["a", "b"], 1);
+            held_writer.await.expect("join").expect("hold");
+            assert!(first.await.expect("join").expect("stored"));
+            assert!(failing.await.expect("join").is_err(), "the key was taken");
+            assert!(last.await.expect("join").expect("stored"));
+            assert_eq!(counts(&db).await, expected(&[("a", 2), ("b", 1)]));
+        });
+    }
 }
