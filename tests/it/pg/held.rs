@@ -33,6 +33,17 @@ fn stores(dir: &tempfile::TempDir) -> [Db; 2] {
     })
 }
 
+/// Runs `test` on each store, with its table of counts.
+fn on_both(test: impl AsyncFn(Db)) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    for db in stores(&dir) {
+        runtime().block_on(async {
+            table(&db).await;
+            test(db).await;
+        });
+    }
+}
+
 /// The table of counts.
 async fn table(db: &Db) {
     db.write(|conn| {
@@ -84,107 +95,87 @@ fn expected(rows: &[(&str, i64)]) -> Vec<(String, i64)> {
 /// flush. The table then shows each addition once.
 #[test]
 fn a_batch_adds_what_its_writes_held_once_and_a_reader_sees_it_first() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    for db in stores(&dir) {
-        runtime().block_on(async {
-            table(&db).await;
-            let held_writer = hold(&db).await;
-            let first = add(&db, &["a", "b"], 1);
-            let second = add(&db, &["a"], 2);
-            let reader = queued(db.write(|conn| {
-                let keys = ["a".to_string()];
-                held::hold(&COUNTS, &[&keys[0]], 10);
-                held::flush(conn)?;
-                count(conn, "a")
-            }));
-            let failing = queued(db.write(|_conn| -> ApiResult<()> {
-                let keys = ["c".to_string()];
-                held::hold(&COUNTS, &[&keys[0]], 1);
-                Err(ApiError::conflict("refused", "this write fails"))
-            }));
-            let last = add(&db, &["b", "d"], 5);
-            held_writer.await.expect("join").expect("hold");
-            assert!(
-                first.await.expect("join").expect("stored"),
-                "held on PostgreSQL"
-            );
-            assert!(second.await.expect("join").expect("stored"));
-            assert_eq!(
-                reader.await.expect("join").expect("read"),
-                Some(13),
-                "the reader sees 1 + 2 + its own 10"
-            );
-            assert!(failing.await.expect("join").is_err());
-            assert!(last.await.expect("join").expect("stored"));
-            assert_eq!(
-                counts(&db).await,
-                expected(&[("a", 13), ("b", 6), ("d", 5)])
-            );
-        });
-    }
+    on_both(async |db| {
+        let held_writer = hold(&db).await;
+        let first = add(&db, &["a", "b"], 1);
+        let second = add(&db, &["a"], 2);
+        let reader = queued(db.write(|conn| {
+            let keys = ["a".to_string()];
+            held::hold(&COUNTS, &[&keys[0]], 10);
+            held::flush(conn)?;
+            count(conn, "a")
+        }));
+        let failing = queued(db.write(|_conn| -> ApiResult<()> {
+            let keys = ["c".to_string()];
+            held::hold(&COUNTS, &[&keys[0]], 1);
+            Err(ApiError::conflict("refused", "this write fails"))
+        }));
+        let last = add(&db, &["b", "d"], 5);
+        held_writer.await.expect("join").expect("hold");
+        assert!(
+            first.await.expect("join").expect("stored"),
+            "held on PostgreSQL"
+        );
+        assert!(second.await.expect("join").expect("stored"));
+        assert_eq!(
+            reader.await.expect("join").expect("read"),
+            Some(13),
+            "the reader sees 1 + 2 + its own 10"
+        );
+        assert!(failing.await.expect("join").is_err());
+        assert!(last.await.expect("join").expect("stored"));
+        assert_eq!(
+            counts(&db).await,
+            expected(&[("a", 13), ("b", 6), ("d", 5)])
+        );
+    });
+}
+
+/// One batch: an addition, a write that flushes it, writes and then fails
+/// (the row's key is taken), another addition. Each addition counts once.
+async fn a_batch_with_a_write_failing_after_its_flush(db: &Db) {
+    let held_writer = hold(db).await;
+    let first = add(db, &["a"], 1);
+    let failing = queued(db.write(|conn| -> ApiResult<()> {
+        held::flush(conn)?;
+        conn.execute("INSERT INTO test_counts (k, n) VALUES ('a', 100)", [])?;
+        Ok(())
+    }));
+    let last = add(db, &["a", "b"], 1);
+    held_writer.await.expect("join").expect("hold");
+    assert!(first.await.expect("join").expect("stored"));
+    assert!(failing.await.expect("join").is_err(), "the key was taken");
+    assert!(last.await.expect("join").expect("stored"));
+    assert_eq!(counts(db).await, expected(&[("a", 2), ("b", 1)]));
 }
 
 /// A write that fails after it flushed the batch's counts and wrote, in a
 /// batch whose writes each run in a savepoint (the writer's batches after
 /// one was run again): its savepoint's rollback takes back what it flushed
 /// of the writes before it, which is held again and added at the batch's
-/// end. Every addition counts once.
+/// end.
 #[test]
 fn a_write_rolled_back_to_its_savepoint_gives_back_what_it_flushed() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    for db in stores(&dir) {
-        runtime().block_on(async {
-            table(&db).await;
-            // A write that fails after writing: its batch runs again, and the
-            // next batches run each write in a savepoint.
-            let twice = db
-                .write(|conn| {
-                    conn.execute("INSERT INTO test_counts (k, n) VALUES ('z', 0)", [])?;
-                    conn.execute("INSERT INTO test_counts (k, n) VALUES ('z', 0)", [])?;
-                    Ok(())
-                })
-                .await;
-            assert!(twice.is_err(), "the key was taken");
-            let held_writer = hold(&db).await;
-            let first = add(&db, &["a"], 1);
-            let failing = queued(db.write(|conn| -> ApiResult<()> {
-                held::flush(conn)?;
-                // Writes, then fails: the row's key is taken.
-                conn.execute("INSERT INTO test_counts (k, n) VALUES ('a', 100)", [])?;
+    on_both(async |db| {
+        // A write that fails after writing: its batch runs again, and the
+        // next batches run each write in a savepoint.
+        let twice = db
+            .write(|conn| {
+                conn.execute("INSERT INTO test_counts (k, n) VALUES ('z', 0)", [])?;
+                conn.execute("INSERT INTO test_counts (k, n) VALUES ('z', 0)", [])?;
                 Ok(())
-            }));
-            let last = add(&db, &["a", "b"], 1);
-            held_writer.await.expect("join").expect("hold");
-            assert!(first.await.expect("join").expect("stored"));
-            assert!(failing.await.expect("join").is_err(), "the key was taken");
-            assert!(last.await.expect("join").expect("stored"));
-            assert_eq!(counts(&db).await, expected(&[("a", 2), ("b", 1)]));
-        });
-    }
+            })
+            .await;
+        assert!(twice.is_err(), "the key was taken");
+        a_batch_with_a_write_failing_after_its_flush(&db).await;
+    });
 }
 
 /// The same without savepoints: the failing write rolls the whole batch
-/// back, and the writes before and after it run again; each addition counts
-/// once.
+/// back, and the writes before and after it run again.
 #[test]
 fn a_batch_run_again_counts_each_addition_once() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    for db in stores(&dir) {
-        runtime().block_on(async {
-            table(&db).await;
-            let held_writer = hold(&db).await;
-            let first = add(&db, &["a"], 1);
-            let failing = queued(db.write(|conn| -> ApiResult<()> {
-                held::flush(conn)?;
-                conn.execute("INSERT INTO test_counts (k, n) VALUES ('a', 100)", [])?;
-                Ok(())
-            }));
-            let last = add(&db, &["a", "b"], 1);
-            held_writer.await.expect("join").expect("hold");
-            assert!(first.await.expect("join").expect("stored"));
-            assert!(failing.await.expect("join").is_err(), "the key was taken");
-            assert!(last.await.expect("join").expect("stored"));
-            assert_eq!(counts(&db).await, expected(&[("a", 2), ("b", 1)]));
-        });
-    }
+    on_both(async |db| {
+        a_batch_with_a_write_failing_after_its_flush(&db).await;
+    });
 }
