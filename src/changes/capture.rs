@@ -50,7 +50,9 @@ use crate::db::dialect::Engine;
 use crate::db::preupdate::{RowChange, RowOp};
 use crate::db::{Conn, OptionalExtension, Value, params};
 
-use super::sources::{FromOffer, Items, Kept, Rendered, SHADOWED, SOURCES, Source, Tables};
+use super::sources::{
+    FromOffer, Items, Kept, Rendered, SHADOWED, SOURCES, Source, Tables, noted_tables,
+};
 use crate::error::ApiResult;
 
 /// The tenants owning a workspace's client and vendor organizations, as far
@@ -177,13 +179,7 @@ pub fn tidy(conn: &Conn, state: &State) -> crate::db::Result<()> {
     let mut tables = vec!["pg_temp.change_notes".to_string()];
     if state.gone_untidied.swap(false, Ordering::Relaxed) {
         let engine = Engine::Postgres;
-        tables.extend(
-            SOURCES
-                .iter()
-                .map(|s| s.table)
-                .chain(SHADOWED)
-                .map(|table| gone(engine, table)),
-        );
+        tables.extend(noted_tables().map(|table| gone(engine, table)));
     }
     state.taken_untidied.store(0, Ordering::Relaxed);
     conn.execute_batch(&format!("VACUUM {}", tables.join(", ")))
@@ -617,11 +613,7 @@ fn take_postgres_notes(conn: &Conn) -> crate::db::Result<Vec<Pending>> {
             }));
         }
         // Named as the hook names them (static names, no copy per note).
-        let known = SOURCES
-            .iter()
-            .map(|s| s.table)
-            .chain(SHADOWED)
-            .find(|t| *t == table);
+        let known = noted_tables().find(|t| *t == table);
         let op = ["c", "u", "d", "s"].into_iter().find(|o| *o == op);
         let (Some(table), Some(op)) = (known, op) else {
             // A table or step this build does not cover (another
@@ -1115,7 +1107,7 @@ fn record_as(conn: &Conn, actor: &str, state: &State, hold: bool) -> ApiResult<O
         (Vec::new(), append(conn, actor, entries)?)
     };
     if deletes {
-        let tables = SOURCES.iter().map(|s| s.table).chain(SHADOWED);
+        let tables = noted_tables();
         match engine {
             Engine::Sqlite => {
                 for table in tables {

@@ -161,6 +161,12 @@ pub struct Source {
 /// whose own changes are not events (an attachment's bytes).
 pub const SHADOWED: [&str; 1] = ["blobs"];
 
+/// Every table whose row changes the capture notes: the covered ones
+/// ([`SOURCES`]), then [`SHADOWED`].
+pub fn noted_tables() -> impl Iterator<Item = &'static str> {
+    SOURCES.iter().map(|s| s.table).chain(SHADOWED)
+}
+
 /// Every covered table, parents before children (the order of one write's
 /// entries follows the order of its changes, not this list).
 pub const SOURCES: [Source; 7] = [
@@ -461,7 +467,7 @@ pub const NOT_RECORDS: [&str; 12] = [
 
 #[cfg(test)]
 mod tests {
-    use super::{NOT_RECORDS, SHADOWED, SOURCES};
+    use super::{NOT_RECORDS, SOURCES, noted_tables};
 
     /// A new table is a decision: covered by the change log (listed in
     /// `SOURCES`) or named here as not a record.
@@ -483,7 +489,7 @@ mod tests {
                 "table {table}: covered by the change log: {covered}, named not a record: {excluded}"
             );
         }
-        for name in SOURCES.iter().map(|s| s.table).chain(SHADOWED) {
+        for name in noted_tables() {
             assert!(tables.iter().any(|t| t == name), "{name} is not a table");
         }
     }

@@ -65,22 +65,11 @@ impl Dialect {
         self.engine == Engine::Postgres
     }
 
-    /// Whether the writer sends a statement whose answer it does not need
-    /// without waiting for it (`Statement::execute_ahead`): PostgreSQL, where
-    /// each statement waited for is a round trip, so that one needing no
-    /// answer beats one whose answer decides the next (the uses of catalog
-    /// items: one upsert, not an `UPDATE` whose count says which rows to
-    /// add). SQLite: a statement is a local call, and there the `UPDATE` is
-    /// the cheaper.
-    pub fn sends_ahead(&self) -> bool {
-        self.engine == Engine::Postgres
-    }
-
     /// In an upsert's `RETURNING` (`INSERT … ON CONFLICT … DO UPDATE`), the
     /// expression that is true for a row the statement inserted and false
     /// for one it updated, where the writer would rather send one such
-    /// statement ahead than read the row before writing it (`sends_ahead`):
-    /// PostgreSQL's `xmax = 0` (an updated row's version carries the
+    /// statement ahead than read the row before writing it (each statement
+    /// waited for is a round trip): PostgreSQL's `xmax = 0` (an updated row's version carries the
     /// updating transaction). `None` on SQLite, whose read is a local call.
     pub fn upsert_inserted(&self) -> Option<&'static str> {
         match self.engine {

@@ -21,8 +21,8 @@
 //! - The rows are sent in the order of their keys, so two processes adding
 //!   to the same rows lock them in the same order.
 //!
-//! Outside the writer's batches (the CLI, a write run elsewhere) [`hold`]
-//! holds nothing, and the caller runs its own statements at once.
+//! Outside the writer's batches (the CLI, a write run elsewhere) [`add`]
+//! holds nothing: it adds at once.
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -96,23 +96,24 @@ fn merge(into: &mut Amounts, from: Amounts) {
     }
 }
 
-/// Holds `amount` more for each key of `keys` (distinct) in `counter`, when
-/// the writer runs a batch: true. False anywhere else; the caller then
-/// counts them itself, at once.
-pub fn hold(counter: &'static Counter, keys: &[&String], amount: i64) -> bool {
-    if super::writer::current_transaction().is_none() {
-        return false;
-    }
-    HELD.with(|held| {
-        let write = &mut held.borrow_mut().write;
-        for key in keys {
-            write
-                .entry((counter.table, (*key).clone()))
+/// Adds each `(key, amount)` of `amounts` (distinct keys) to `counter`:
+/// held to the batch's end when the writer runs a batch, sent at once
+/// anywhere else.
+pub fn add(conn: &Conn, counter: &'static Counter, amounts: &[(String, i64)]) -> super::Result<()> {
+    let add_to = |into: &mut Amounts| {
+        for (key, amount) in amounts {
+            into.entry((counter.table, key.clone()))
                 .or_insert((counter, 0))
                 .1 += amount;
         }
-    });
-    true
+    };
+    if super::writer::current_transaction().is_none() {
+        let mut now = Amounts::new();
+        add_to(&mut now);
+        return send(conn, now);
+    }
+    HELD.with(|held| add_to(&mut held.borrow_mut().write));
+    Ok(())
 }
 
 /// Sends everything held (the batch's and the running write's), before a
@@ -155,14 +156,6 @@ pub(crate) fn write_ended(kept: bool) {
 /// The writer, when a batch is rolled back: nothing held stands.
 pub(crate) fn clear() {
     HELD.with(|held| *held.borrow_mut() = Held::default());
-}
-
-/// Whether anything is held (tests).
-pub fn holding() -> bool {
-    HELD.with(|held| {
-        let held = held.borrow();
-        !(held.write.is_empty() && held.batch.is_empty())
-    })
 }
 
 /// One upsert per counter and as many rows as the engine prefers

@@ -710,7 +710,6 @@ fn commit_batch(
         // Writes before this one were deferred (`Capture::defer`): a
         // statement one of them sent ahead may fail in this one's place.
         let after_deferred = capture.deferring();
-        super::held::write_ended(false);
         let mut keep = job.run(conn);
         let wrote = super::conn::take_written();
         if !keep {

@@ -270,71 +270,11 @@ fn texts_for_rows(head: &str, row: &dyn Fn(usize) -> String, tail: &str) -> Vec<
 static USES: crate::db::held::Counter =
     crate::db::held::Counter::new("catalog_item_uses", "item_id", "uses");
 
-/// Counts `n` more documents using each item `id` of `gained` (distinct).
-/// In the writer's batch the counts are held to the batch's end
-/// (`db::held`): added once for the batch's writes. Elsewhere the items
-/// gaining the same number share their statements, as few as the
-/// engine prefers (`Dialect::rows_per_insert`: on PostgreSQL one for a
-/// quality result's three items, or a certificate's; on SQLite one each).
-/// Where the engine sends statements ahead (PostgreSQL,
-/// `Dialect::sends_ahead`) one upsert each, which needs no answer. On SQLite
-/// an UPDATE, whose count says which items are used for the first time: the
-/// INSERT adds their rows (the others are there, so `DO NOTHING` leaves
-/// their new count alone); the UPDATE is the cheaper there.
+/// Counts `n` more documents using each item `id` of `gained` (distinct):
+/// in the writer's batch held to the batch's end (`db::held`), added once
+/// for the batch's writes.
 fn gain_uses(conn: &Conn, gained: &[(String, i64)]) -> ApiResult<()> {
-    static TEXTS: std::sync::OnceLock<[Vec<String>; 3]> = std::sync::OnceLock::new();
-    let [update, add, upsert] = TEXTS.get_or_init(|| {
-        let row = |i: usize| format!("(?{}, ?1)", i + 1);
-        [
-            texts_for_rows(
-                "UPDATE catalog_item_uses SET uses = uses + ?1 WHERE item_id IN (",
-                &|i| format!("?{}", i + 1),
-                ")",
-            ),
-            texts_for_rows(
-                "INSERT INTO catalog_item_uses (item_id, uses) VALUES ",
-                &row,
-                " ON CONFLICT (item_id) DO NOTHING",
-            ),
-            texts_for_rows(
-                "INSERT INTO catalog_item_uses (item_id, uses) VALUES ",
-                &row,
-                " ON CONFLICT (item_id) DO UPDATE SET uses = catalog_item_uses.uses + excluded.uses",
-            ),
-        ]
-    });
-    let mut amounts: Vec<i64> = gained.iter().map(|(_, n)| *n).collect();
-    amounts.sort_unstable();
-    amounts.dedup();
-    for amount in amounts {
-        let ids: Vec<&String> = gained
-            .iter()
-            .filter(|(_, n)| *n == amount)
-            .map(|(id, _)| id)
-            .collect();
-        if crate::db::held::hold(&USES, &ids, amount) {
-            continue;
-        }
-        for chunk in ids.chunks(conn.dialect().rows_per_insert()) {
-            let values: Vec<&dyn crate::db::ToSql> =
-                std::iter::once(&amount as &dyn crate::db::ToSql)
-                    .chain(chunk.iter().map(|id| *id as &dyn crate::db::ToSql))
-                    .collect();
-            if conn.dialect().sends_ahead() {
-                conn.prepare_cached(&upsert[chunk.len() - 1])?
-                    .execute_ahead(values.as_slice())?;
-                continue;
-            }
-            let counted = conn
-                .prepare_cached(&update[chunk.len() - 1])?
-                .execute(values.as_slice())?;
-            if counted < chunk.len() {
-                conn.prepare_cached(&add[chunk.len() - 1])?
-                    .execute(values.as_slice())?;
-            }
-        }
-    }
-    Ok(())
+    Ok(crate::db::held::add(conn, &USES, gained)?)
 }
 
 /// Counts one document fewer using each of `ids` (distinct), in as few

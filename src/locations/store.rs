@@ -217,9 +217,9 @@ impl LaterLocation {
 }
 
 /// The one statement that creates or replaces a record, where the writer
-/// sends it ahead (`Dialect::upsert_inserted`): a replacement equal to what
-/// is stored updates nothing and returns no row.
-static UPSERT: LazyLock<String> = LazyLock::new(|| {
+/// sends it ahead (`Dialect::upsert_inserted`, `inserted`): a replacement
+/// equal to what is stored updates nothing and returns no row.
+fn upsert_text(inserted: &str) -> String {
     let fields: Vec<&str> = WRITE_COLUMNS.to_vec();
     let set: Vec<String> = std::iter::once("name_folded")
         .chain(fields.iter().copied())
@@ -230,13 +230,13 @@ static UPSERT: LazyLock<String> = LazyLock::new(|| {
     let given: Vec<String> = fields.iter().map(|c| format!("excluded.{c}")).collect();
     format!(
         "{} ON CONFLICT (catalog, client_code) DO UPDATE SET {} \
-         WHERE ({}) IS DISTINCT FROM ({}) RETURNING {{inserted}}, created_at, creator",
+         WHERE ({}) IS DISTINCT FROM ({}) RETURNING {inserted}, created_at, creator",
         INSERT,
         set.join(", "),
         stored.join(", "),
         given.join(", ")
     )
-});
+}
 
 /// A PUT's write: [`upsert`], or on PostgreSQL one statement, which the
 /// writer sends ahead, so that the write waits for nothing (its outcome and
@@ -257,7 +257,7 @@ pub fn put(
     };
     // Made once: the one engine that sends it ahead has one way to tell.
     static SQL: std::sync::OnceLock<(&str, String)> = std::sync::OnceLock::new();
-    let (made_for, sql) = SQL.get_or_init(|| (inserted, UPSERT.replace("{inserted}", inserted)));
+    let (made_for, sql) = SQL.get_or_init(|| (inserted, upsert_text(inserted)));
     debug_assert_eq!(*made_for, inserted);
     let returned = with_insert_params(catalog, code, fields, username, now, |values| {
         conn.prepare_cached(sql)?

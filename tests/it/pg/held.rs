@@ -54,16 +54,21 @@ async fn table(db: &Db) {
     .expect("the table");
 }
 
-/// A write holding `amount` more for each of `keys`.
+/// `amount` more for each of `keys`.
+fn amounts(keys: &[&str], amount: i64) -> Vec<(String, i64)> {
+    keys.iter().map(|k| (k.to_string(), amount)).collect()
+}
+
+/// A write adding `amount` to each of `keys`, which it finds held: not in
+/// the table yet.
 fn add(
     db: &Db,
     keys: &'static [&'static str],
     amount: i64,
 ) -> tokio::task::JoinHandle<ApiResult<bool>> {
-    queued(db.write(move |_conn| {
-        let keys: Vec<String> = keys.iter().map(|k| k.to_string()).collect();
-        let keys: Vec<&String> = keys.iter().collect();
-        Ok(held::hold(&COUNTS, &keys, amount))
+    queued(db.write(move |conn| {
+        held::add(conn, &COUNTS, &amounts(keys, amount))?;
+        Ok(count(conn, keys[0])?.is_none())
     }))
 }
 
@@ -100,21 +105,19 @@ fn a_batch_adds_what_its_writes_held_once_and_a_reader_sees_it_first() {
         let first = add(&db, &["a", "b"], 1);
         let second = add(&db, &["a"], 2);
         let reader = queued(db.write(|conn| {
-            let keys = ["a".to_string()];
-            held::hold(&COUNTS, &[&keys[0]], 10);
+            held::add(conn, &COUNTS, &amounts(&["a"], 10))?;
             held::flush(conn)?;
             count(conn, "a")
         }));
-        let failing = queued(db.write(|_conn| -> ApiResult<()> {
-            let keys = ["c".to_string()];
-            held::hold(&COUNTS, &[&keys[0]], 1);
+        let failing = queued(db.write(|conn| -> ApiResult<()> {
+            held::add(conn, &COUNTS, &amounts(&["c"], 1))?;
             Err(ApiError::conflict("refused", "this write fails"))
         }));
-        let last = add(&db, &["b", "d"], 5);
+        let last = add(&db, &["d", "b"], 5);
         held_writer.await.expect("join").expect("hold");
         assert!(
             first.await.expect("join").expect("stored"),
-            "held on PostgreSQL"
+            "held: not in the table yet"
         );
         assert!(second.await.expect("join").expect("stored"));
         assert_eq!(
