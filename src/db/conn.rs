@@ -349,6 +349,48 @@ impl Conn {
         }
     }
 
+    /// [`Conn::begin_writing`] without waiting for its answer where that
+    /// costs a round trip (PostgreSQL): `Ok(None)` then, and the answer is
+    /// [`Conn::begun`] or [`Conn::confirm_begun`]'s, once read. On SQLite it
+    /// is `begin_writing`'s at once.
+    pub(crate) fn begin_writing_ahead(&self) -> Result<Option<Option<u64>>> {
+        match self {
+            Conn::Sqlite(_) => self.begin_writing().map(Some),
+            Conn::Pg(client) => {
+                client.set_head(None);
+                client.begin_counted_ahead()?;
+                Ok(None)
+            }
+        }
+    }
+
+    /// What [`Conn::begin_writing_ahead`] answered (the count of writing
+    /// transactions), if its answer was read by a statement waited for
+    /// since: the change log's head is then known too
+    /// ([`Conn::head_at_begin`]). Taken: answered once.
+    pub(crate) fn begun(&self) -> Option<Option<u64>> {
+        match self {
+            Conn::Pg(client) => client.begun().map(|(commits, head)| {
+                client.set_head(head);
+                commits
+            }),
+            Conn::Sqlite(_) => None,
+        }
+    }
+
+    /// [`Conn::begun`], waiting for the answer (and those of every statement
+    /// sent ahead) when it is not read yet.
+    pub(crate) fn confirm_begun(&self) -> Result<Option<u64>> {
+        match self {
+            Conn::Pg(client) => {
+                let (commits, head) = client.confirm_begun()?;
+                client.set_head(head);
+                Ok(commits)
+            }
+            Conn::Sqlite(_) => Err(Error::Unsupported("a BEGIN sent ahead")),
+        }
+    }
+
     /// SQLite's count of commits by other connections, as this one has seen
     /// them (`PRAGMA data_version`: unchanged by its own commits).
     pub(crate) fn data_version(&self) -> Result<i64> {

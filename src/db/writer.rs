@@ -33,6 +33,12 @@ const QUEUE_DEPTH: usize = 4096;
 /// many batches run with a savepoint per write.
 const CAREFUL_BATCHES: u32 = 64;
 
+/// On PostgreSQL, after a batch whose BEGIN, sent ahead, found another
+/// process's writes (and so ran again), how many batches wait for their
+/// BEGIN's answer before their first write: where several processes write
+/// at once, every batch would otherwise run twice.
+const SHARED_BATCHES: u32 = 64;
+
 /// How many writes the next batch may take, on a data file, where a batch's
 /// flush runs behind the writer (`db::durable`). A batch that takes every
 /// write queued leaves the writer nothing to do while it is flushed when
@@ -474,6 +480,9 @@ impl Thread {
         // Batches still to run with a savepoint per write after one was
         // replayed (`commit_batch`).
         let mut careful = 0;
+        // Batches still to begin by waiting for their BEGIN's answer after
+        // one sent ahead found another process's writes (`commit_batch`).
+        let mut shared = 0;
         let mut queued = None;
         while let Some(first) = queued.take().or_else(|| receiver.blocking_recv()) {
             batch.push(first);
@@ -502,6 +511,7 @@ impl Thread {
                 appended,
                 answers,
                 replayed,
+                foreign,
             } = commit_batch(
                 &self.conn,
                 &*self.capture,
@@ -509,6 +519,7 @@ impl Thread {
                 &mut batch,
                 limit.get(),
                 careful > 0,
+                shared == 0 && matches!(self.conn, Conn::Pg(_)),
                 || {
                     let joining = receiver.try_recv().ok();
                     taken += usize::from(joining.is_some());
@@ -523,6 +534,11 @@ impl Thread {
                 CAREFUL_BATCHES
             } else {
                 careful.saturating_sub(1)
+            };
+            shared = if foreign {
+                SHARED_BATCHES
+            } else {
+                shared.saturating_sub(1)
             };
             let times = BatchTimes {
                 writes: committing - began,
@@ -639,11 +655,20 @@ fn commit_batch(
     batch: &mut Vec<Job>,
     limit: usize,
     careful: bool,
+    ahead: bool,
     mut more: impl FnMut() -> Option<Job>,
     committing: impl FnOnce(),
 ) -> Outcome {
     let mut replaying = !careful;
     let mut replayed = false;
+    // The transaction's BEGIN was sent ahead and its answer is not read yet
+    // (`Conn::begin_writing_ahead`): until it is, every failure runs the
+    // batch again, as while a write is deferred.
+    let mut unconfirmed = false;
+    // Its answer, read, showed that another process wrote in between: what
+    // the batch's writes read of kept rows may be stale, so it runs again.
+    let mut foreign = false;
+    let mut saw_foreign = false;
     let mut done: Vec<Job> = Vec::with_capacity(batch.len());
     // The answers to give once what they could see is durable: first the
     // jobs of a transaction SQLite abandoned, then the batch's own.
@@ -662,12 +687,41 @@ fn commit_batch(
             joining
         });
         let Some(mut job) = next else {
-            // The writes deferred are confirmed before the COMMIT; when they
-            // cannot be, the batch runs again.
-            if in_transaction && unrecorded.is_none() && capture.deferring() {
-                if let Err(err) = capture.settle(conn) {
+            // The writes deferred are confirmed before the COMMIT, and a BEGIN
+            // sent ahead; when they cannot be, the batch runs again, as it
+            // does when that BEGIN found another process's writes.
+            if in_transaction
+                && unrecorded.is_none()
+                && (capture.deferring() || unconfirmed || foreign)
+            {
+                let settled = capture.settle(conn).and_then(|()| {
+                    if unconfirmed {
+                        let now = conn.confirm_begun()?;
+                        foreign |= now.is_some() && now != *counted;
+                        *counted = now;
+                    }
+                    match foreign {
+                        true => Err(ApiError::internal(
+                            "another process wrote since this writer's last transaction",
+                        )),
+                        false => Ok(()),
+                    }
+                });
+                unconfirmed = false;
+                let was_foreign = std::mem::take(&mut foreign);
+                if was_foreign {
+                    // Forgotten before the batch runs again, with its BEGIN
+                    // waited for.
+                    forget(capture);
+                    saw_foreign = true;
+                }
+                if let Err(err) = settled {
                     conn.take_failed_ahead();
-                    log::info!("writer: running a batch again ({})", err.chain());
+                    if was_foreign {
+                        log::debug!("writer: running a batch again ({})", err.chain());
+                    } else {
+                        log::info!("writer: running a batch again ({})", err.chain());
+                    }
                     roll_back_to_rerun(conn, capture, &mut done, &mut queue, &mut answers);
                     in_transaction = false;
                     last_change = None;
@@ -679,8 +733,16 @@ fn commit_batch(
             break;
         };
         if !in_transaction {
-            match conn.begin_writing() {
-                Ok(now) => {
+            // Sent ahead once this writer has a count to compare it with.
+            let begun = if ahead && replaying && counted.is_some() {
+                conn.begin_writing_ahead()
+            } else {
+                conn.begin_writing().map(Some)
+            };
+            unconfirmed = matches!(begun, Ok(None));
+            match begun {
+                Ok(None) => capture.drop_held(),
+                Ok(Some(now)) => {
                     if now.is_some() && now != *counted {
                         forget(capture);
                     }
@@ -709,7 +771,7 @@ fn commit_batch(
         conn.take_failed_ahead();
         // Writes before this one were deferred (`Capture::defer`): a
         // statement one of them sent ahead may fail in this one's place.
-        let after_deferred = capture.deferring();
+        let after_deferred = capture.deferring() || unconfirmed;
         let mut keep = job.run(conn);
         let wrote = super::conn::take_written();
         if !keep {
@@ -723,8 +785,9 @@ fn commit_batch(
         // Without a savepoint per write (`defer`), what the write changed
         // may be confirmed later (`Capture::defer`); any failure while
         // writes wait for that runs the batch again.
+        let begun_unread = unconfirmed;
         let mut record = |job: &Job, defer: bool| {
-            let deferred = capture.deferring();
+            let deferred = capture.deferring() || begun_unread;
             let held = match defer.then(|| capture.defer(conn, job.actor(), wrote)) {
                 Some(Ok(true)) => Ok(None),
                 Some(Err(err)) => Err(err),
@@ -816,12 +879,21 @@ fn commit_batch(
         }
         if abandoned {
             forget_transaction(capture);
-            // SQLite abandoned the transaction: nothing of this batch so far is stored.
-            let lost = ApiError::StorageFull;
-            log::error!(
-                "writer transaction was rolled back by SQLite; failing {} writes",
-                done.len() + 1
-            );
+            // SQLite abandoned the transaction, or the connection to
+            // PostgreSQL was lost: nothing of this batch so far is stored.
+            let lost = if conn.is_lost() {
+                log::warn!(
+                    "writer: the connection to the database was lost; failing {} writes",
+                    done.len() + 1
+                );
+                crate::error::database_unreachable()
+            } else {
+                log::error!(
+                    "writer transaction was rolled back by SQLite; failing {} writes",
+                    done.len() + 1
+                );
+                ApiError::StorageFull
+            };
             for earlier in done.drain(..) {
                 answers.push((earlier, Err(clone_error(&lost))));
             }
@@ -834,12 +906,22 @@ fn commit_batch(
         // What the write holds stays with the batch only if it stands.
         super::held::write_ended(keep && !job.failed());
         done.push(job);
+        // The BEGIN's answer, once a statement waited for has read it: from
+        // then on, a failure is the write's own again.
+        if unconfirmed && in_transaction {
+            if let Some(now) = conn.begun() {
+                unconfirmed = false;
+                foreign |= now.is_some() && now != *counted;
+                *counted = now;
+            }
+        }
     }
     if !in_transaction {
         return Outcome {
             appended: None,
             answers,
             replayed,
+            foreign: saw_foreign,
         };
     }
     // The counts the writes held (`held`), then the entries held back, in
@@ -868,6 +950,7 @@ fn commit_batch(
             appended: None,
             answers,
             replayed,
+            foreign: saw_foreign,
         };
     }
     committing();
@@ -893,6 +976,7 @@ fn commit_batch(
         appended,
         answers,
         replayed,
+        foreign: saw_foreign,
     }
 }
 
@@ -940,6 +1024,9 @@ struct Outcome {
     answers: Vec<(Job, ApiResult<()>)>,
     /// Whether its writes ran again (then with a savepoint each).
     replayed: bool,
+    /// Whether a BEGIN sent ahead found that another process had written
+    /// since the writer's last transaction (the batch then ran again).
+    foreign: bool,
 }
 
 /// Forgets what the capture and the writer keep of rows (`db::kept`): a
@@ -962,6 +1049,7 @@ fn forget_transaction(capture: &dyn Capture) {
 fn clone_error(err: &ApiError) -> ApiError {
     match err {
         ApiError::StorageFull => ApiError::StorageFull,
+        ApiError::Unavailable(message) => ApiError::Unavailable(message.clone()),
         other => ApiError::internal(other),
     }
 }

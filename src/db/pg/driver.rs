@@ -2,11 +2,11 @@
 //! and its connection on a small runtime of their own, driven by whichever
 //! call waits, as the `postgres` crate drives them, plus what that crate
 //! cannot do: statements sent without waiting for their answers
-//! ([`Driver::send`]). Such a statement travels with the next one that is
-//! waited for, and its answer is read in order before that one's: a
-//! statement whose result the writer does not need costs it no round trip
-//! of its own (docs/design/performance.md, "PostgreSQL: statements sent
-//! ahead").
+//! ([`Driver::send`]). Such a statement is written out at once, so that the
+//! server runs it while the writer prepares the next, and its answer is
+//! read in order before that of the next statement waited for: a statement
+//! whose result the writer does not need costs it no round trip of its own
+//! (docs/design/performance.md, "PostgreSQL: statements sent ahead").
 //!
 //! Answers come back in the order the statements were sent, so when a call
 //! has its answer, every statement sent before it has its own: [`Driver::wait`]
@@ -208,9 +208,29 @@ impl Driver {
     pub fn send(&mut self, answer: Answer) {
         let mut sent = Unanswered { answer, done: None };
         // The first poll encodes the statement and queues it on the
-        // connection, which writes it with the next request waited for.
+        // connection, which `push` writes out.
         sent.poll(&mut Context::from_waker(Waker::noop()));
         self.unanswered.push_back(sent);
+        self.push();
+    }
+
+    /// Writes what is queued on the connection now, and reads what has
+    /// arrived, without waiting for anything: a statement sent ahead reaches
+    /// the server at once, which runs it while the writer prepares the next.
+    fn push(&mut self) {
+        let driven = self.block_on(None, |wire, unanswered, cx| {
+            let driven = wire.drive(cx);
+            if driven.is_ok() {
+                for sent in unanswered.iter_mut() {
+                    sent.poll(cx);
+                }
+            }
+            Poll::Ready(driven)
+        });
+        // The next call that waits finds the connection ended.
+        if let Some(Err(error)) = driven {
+            log::warn!("the connection to PostgreSQL failed: {error}");
+        }
     }
 
     /// Whether statements were sent ([`Driver::send`]) whose answers no call

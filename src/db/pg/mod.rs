@@ -92,6 +92,29 @@ pub struct Client {
     /// The change log's head in the writing transaction now open
     /// (`Conn::head_at_begin`).
     head: std::cell::Cell<Option<u64>>,
+    /// What the `BEGIN` sent ahead ([`Client::begin_counted_ahead`])
+    /// answered, once its answer is read: the count of writing transactions
+    /// and the change log's head.
+    begun: std::sync::Arc<std::sync::Mutex<Option<Counted>>>,
+}
+
+/// The count of writing transactions and the change log's head, as a
+/// writing transaction's `BEGIN` found them ([`Client::begin_counted`]).
+pub type Counted = (Option<u64>, Option<u64>);
+
+/// The writing transaction's first statement: the `change_log` row's lock,
+/// the count of writing transactions, the change log's head, and
+/// `quayside.counted` set for the tables' triggers.
+const BEGIN_COUNTED: &str = "UPDATE change_log SET commits = commits + 1 WHERE id = 1 \
+     RETURNING commits, head, set_config('quayside.counted', 'yes', true)";
+
+/// [`Counted`] from [`BEGIN_COUNTED`]'s row.
+fn counted(row: Option<&[Value]>) -> Counted {
+    let number = |column: usize| match row.and_then(|row| row.get(column)) {
+        Some(Value::Integer(n)) => u64::try_from(*n).ok(),
+        _ => None,
+    };
+    (number(0), number(1))
 }
 
 struct Inner {
@@ -138,6 +161,7 @@ impl Client {
             deferred: RefCell::new(String::new()),
             settles_offers: std::cell::Cell::new(false),
             head: std::cell::Cell::new(None),
+            begun: Default::default(),
         })
     }
 
@@ -382,21 +406,50 @@ impl Client {
     /// `BEGIN` (with whatever [`Client::defer`] held back) is sent ahead of
     /// the prepared `UPDATE`, so nothing is parsed or planned per
     /// transaction.
-    pub fn begin_counted(&self) -> Result<(Option<u64>, Option<u64>)> {
+    pub fn begin_counted(&self) -> Result<Counted> {
         let begin = self.with_deferred("BEGIN").into_owned();
         self.send_ahead(|client| async move { client.batch_execute(&begin).await.map(|()| 0) });
         let row = self
-            .query_row(
-                "UPDATE change_log SET commits = commits + 1 WHERE id = 1 \
-                 RETURNING commits, head, set_config('quayside.counted', 'yes', true)",
-                &[],
-            )
+            .query_row(BEGIN_COUNTED, &[])
             .inspect_err(|_| crate::db::conn::mark_written())?;
-        let number = |column: usize| match row.as_ref().and_then(|row| row.get(column)) {
-            Some(Value::Integer(n)) => u64::try_from(*n).ok(),
-            _ => None,
-        };
-        Ok((number(0), number(1)))
+        Ok(counted(row.as_ref().map(Row::values)))
+    }
+
+    /// [`Client::begin_counted`] without waiting: both statements are sent
+    /// ahead, and what they answer is read with the next statement waited
+    /// for ([`Client::begun`], [`Client::confirm_begun`]). The writer's
+    /// first write then reaches the server in the same round trip as its
+    /// `BEGIN`.
+    pub fn begin_counted_ahead(&self) -> Result<()> {
+        *self.begun.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        let begin = self.with_deferred("BEGIN").into_owned();
+        self.send_ahead(|client| async move { client.batch_execute(&begin).await.map(|()| 0) });
+        let begun = std::sync::Arc::clone(&self.begun);
+        self.query_ahead(BEGIN_COUNTED, &[], move |rows| {
+            let values = rows.first().map(|row| {
+                (0..row.len())
+                    .map(|i| row.try_get::<_, Value>(i).unwrap_or(Value::Null))
+                    .collect::<Vec<_>>()
+            });
+            *begun.lock().unwrap_or_else(|e| e.into_inner()) = Some(counted(values.as_deref()));
+        })
+        .inspect_err(|_| crate::db::conn::mark_written())
+    }
+
+    /// What [`Client::begin_counted_ahead`]'s statements answered, if their
+    /// answer was read already (taken: it is answered once).
+    pub fn begun(&self) -> Option<Counted> {
+        self.begun.lock().unwrap_or_else(|e| e.into_inner()).take()
+    }
+
+    /// What [`Client::begin_counted_ahead`]'s statements answered, waiting
+    /// for it (with every statement sent ahead) if it is not read yet.
+    pub fn confirm_begun(&self) -> Result<Counted> {
+        if let Some(begun) = self.begun() {
+            return Ok(begun);
+        }
+        self.settle_ahead()?;
+        self.begun().ok_or(Error::Closed)
     }
 
     /// The payloads of the notifications (`LISTEN`) that arrive within
