@@ -655,7 +655,7 @@ fn commit_batch(
     batch: &mut Vec<Job>,
     limit: usize,
     careful: bool,
-    ahead: bool,
+    mut ahead: bool,
     mut more: impl FnMut() -> Option<Job>,
     committing: impl FnOnce(),
 ) -> Outcome {
@@ -700,28 +700,33 @@ fn commit_batch(
                         foreign |= now.is_some() && now != *counted;
                         *counted = now;
                     }
-                    match foreign {
-                        true => Err(ApiError::internal(
-                            "another process wrote since this writer's last transaction",
-                        )),
-                        false => Ok(()),
-                    }
+                    Ok(())
                 });
                 unconfirmed = false;
-                let was_foreign = std::mem::take(&mut foreign);
-                if was_foreign {
-                    // Forgotten before the batch runs again, with its BEGIN
-                    // waited for.
-                    forget(capture);
-                    saw_foreign = true;
+                saw_foreign |= foreign;
+                if settled.is_ok() && std::mem::take(&mut foreign) {
+                    // What the writes read of kept rows may be stale, and
+                    // so may a refusal: every write runs again, as it would
+                    // have run had the BEGIN been waited for.
+                    log::debug!(
+                        "writer: another process wrote since this writer's last transaction; \
+                         running the batch again"
+                    );
+                    if let Err(err) = conn.rollback() {
+                        log::error!("writer cannot roll back a batch to run it again: {err}");
+                    }
+                    forget_transaction(capture);
+                    for earlier in done.drain(..).rev() {
+                        queue.push_front(earlier);
+                    }
+                    in_transaction = false;
+                    last_change = None;
+                    ahead = false;
+                    continue;
                 }
                 if let Err(err) = settled {
                     conn.take_failed_ahead();
-                    if was_foreign {
-                        log::debug!("writer: running a batch again ({})", err.chain());
-                    } else {
-                        log::info!("writer: running a batch again ({})", err.chain());
-                    }
+                    log::info!("writer: running a batch again ({})", err.chain());
                     roll_back_to_rerun(conn, capture, &mut done, &mut queue, &mut answers);
                     in_transaction = false;
                     last_change = None;

@@ -727,6 +727,61 @@ fn the_writer_s_kept_rows_follow_changes_made_through_the_other_process() {
     );
 }
 
+/// A writer's batch on PostgreSQL sends its BEGIN ahead and reads what it
+/// answers after its writes ran (`Conn::begin_writing_ahead`); when that
+/// shows another process's writes, what the writes read of kept rows may
+/// have been stale, refusals included, and every write of the batch runs
+/// again. Here A keeps a pending workspace (a catalog record was prepared
+/// there), B accepts the invitation, and the next job through A, which the
+/// kept row would refuse, is taken at once.
+#[test]
+fn a_refusal_read_off_a_row_kept_before_the_other_process_changed_it_runs_again() {
+    let p = pair(&["--log-level", "debug"]);
+    let alice = p.a.add_user("alice", &[]);
+    let bob = p.a.add_user("bob", &[]);
+    let org = |key: &str, name: &str| {
+        id(&p
+            .a
+            .post("/v2/organizations", key, &json!({"body": {"name": name}})))
+    };
+    let (client, vendor) = (org(&alice, "Alice Shipping"), org(&bob, "Bob Inspections"));
+    let ws = id(&p.a.post(
+        "/workspaces",
+        &alice,
+        &json!({"parties": {"client": {"id": client}, "vendor": {"id": vendor}}}),
+    ));
+    // A catalog record prepared through A, whose writer keeps the
+    // workspace as it read it: pending.
+    let product = p.a.post(
+        &format!("/workspaces/{ws}/catalogs/products"),
+        &alice,
+        &json!({"name": "Crude"}),
+    );
+    assert_eq!(product.status, 201, "{}", product.text());
+    // Past the batches that wait for their BEGIN after one found another
+    // process's writes (`SHARED_BATCHES`): the next sends it ahead.
+    for round in 0..70 {
+        let reply = p.a.put(
+            "/api/rest/1.0/ports/NLRTM",
+            &alice,
+            &json!({"name": "Rotterdam", "generalComments": format!("round {round}")}),
+        );
+        assert!(reply.status < 300, "{}", reply.text());
+    }
+    let accepted = p.b.request(
+        "POST",
+        &format!("/workspaces/{ws}/accept"),
+        Some(&bob),
+        &[],
+        None,
+    );
+    assert_eq!(accepted.status, 200, "{}", accepted.text());
+    let job =
+        p.a.post(&format!("/workspaces/{ws}/jobs"), &alice, &json!({}));
+    assert_eq!(job.status, 201, "{}", job.text());
+    p.a.log_when(|log| log.contains("another process wrote since this writer's last transaction"));
+}
+
 /// A long-poll served by one process answers as promptly for a change written
 /// through the other as for one of its own: within 50 ms of the commit (the
 /// median of five), as `changes::a_long_poll_answers_within_50_ms_of_the_commit`
