@@ -622,6 +622,16 @@ fn shutting_down() -> ApiError {
 /// keep of rows (`db::kept`) may be stale: it is forgotten before the
 /// batch's first write.
 ///
+/// With `ahead` (PostgreSQL, unless another process's writes were found
+/// lately), a batch that takes no savepoints sends its BEGIN ahead with its
+/// first write (`Conn::begin_writing_ahead`) and compares what it answers
+/// with `counted` once that answer is read, at the latest before the COMMIT:
+/// until then every failure runs the batch again, and when it shows another
+/// process's writes, the transaction is rolled back, everything kept is
+/// forgotten, and every write of the batch runs again with the BEGIN waited
+/// for ([`Outcome::foreign`]): a refusal too, which may have read a stale
+/// kept row.
+///
 /// `committing` runs just before the COMMIT (a data file's batch takes its
 /// number there, before readers can see it).
 ///
@@ -745,6 +755,9 @@ fn commit_batch(
                 conn.begin_writing().map(Some)
             };
             unconfirmed = matches!(begun, Ok(None));
+            // Another process's writes found in a transaction rolled back
+            // since were forgotten with it.
+            saw_foreign |= std::mem::take(&mut foreign);
             match begun {
                 Ok(None) => capture.drop_held(),
                 Ok(Some(now)) => {
