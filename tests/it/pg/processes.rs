@@ -561,6 +561,43 @@ fn workspace_feed(server: &Server, key: &str, workspace: &str, since: u64) -> Ve
         .collect()
 }
 
+/// Two users, each with an organization of their own, and a workspace
+/// alice made through A naming bob's organization: bob's tenant is invited.
+struct Invited {
+    alice: String,
+    bob: String,
+    ws: String,
+}
+
+fn invited(p: &Pair) -> Invited {
+    let alice = p.a.add_user("alice", &[]);
+    let bob = p.a.add_user("bob", &[]);
+    let org = |key: &str, name: &str| {
+        id(&p
+            .a
+            .post("/v2/organizations", key, &json!({"body": {"name": name}})))
+    };
+    let (client, vendor) = (org(&alice, "Alice Shipping"), org(&bob, "Bob Inspections"));
+    let ws = id(&p.a.post(
+        "/workspaces",
+        &alice,
+        &json!({"parties": {"client": {"id": client}, "vendor": {"id": vendor}}}),
+    ));
+    Invited { alice, bob, ws }
+}
+
+/// `key` accepts the invitation to `ws` through `server`.
+fn accept(server: &Server, key: &str, ws: &str) {
+    let accepted = server.request(
+        "POST",
+        &format!("/workspaces/{ws}/accept"),
+        Some(key),
+        &[],
+        None,
+    );
+    assert_eq!(accepted.status, 200, "{}", accepted.text());
+}
+
 /// The change log's capture keeps, between writes, each workspace's members
 /// (who may read its changes) and the catalog records documents show
 /// expanded. A change made through the other process must not leave them
@@ -570,35 +607,15 @@ fn workspace_feed(server: &Server, key: &str, workspace: &str, since: u64) -> Ve
 #[test]
 fn the_capture_s_kept_members_and_catalog_records_follow_changes_made_through_the_other_process() {
     let p = pair(&[]);
-    let alice = p.a.add_user("alice", &[]);
-    let bob = p.a.add_user("bob", &[]);
-    let org = |key: &str, name: &str| {
-        id(&p
-            .a
-            .post("/v2/organizations", key, &json!({"body": {"name": name}})))
-    };
-    let (client, vendor) = (org(&alice, "Alice Shipping"), org(&bob, "Bob Inspections"));
-    // Naming bob's organization invites bob's tenant; alice prepares a
-    // catalog record meanwhile, through A (which keeps the workspace's
-    // members: alice's tenant alone).
-    let ws = id(&p.a.post(
-        "/workspaces",
-        &alice,
-        &json!({"parties": {"client": {"id": client}, "vendor": {"id": vendor}}}),
-    ));
+    let Invited { alice, bob, ws } = invited(&p);
+    // Alice prepares a catalog record meanwhile, through A (which keeps the
+    // workspace's members: alice's tenant alone).
     let test = id(&p.a.post(
         &format!("/workspaces/{ws}/catalogs/tests"),
         &alice,
         &json!({"name": "Density", "xref": "DEN"}),
     ));
-    let accepted = p.b.request(
-        "POST",
-        &format!("/workspaces/{ws}/accept"),
-        Some(&bob),
-        &[],
-        None,
-    );
-    assert_eq!(accepted.status, 200, "{}", accepted.text());
+    accept(&p.b, &bob, &ws);
     let since = 0;
     let job = id(&p
         .a
@@ -737,19 +754,7 @@ fn the_writer_s_kept_rows_follow_changes_made_through_the_other_process() {
 #[test]
 fn a_refusal_read_off_a_row_kept_before_the_other_process_changed_it_runs_again() {
     let p = pair(&["--log-level", "debug"]);
-    let alice = p.a.add_user("alice", &[]);
-    let bob = p.a.add_user("bob", &[]);
-    let org = |key: &str, name: &str| {
-        id(&p
-            .a
-            .post("/v2/organizations", key, &json!({"body": {"name": name}})))
-    };
-    let (client, vendor) = (org(&alice, "Alice Shipping"), org(&bob, "Bob Inspections"));
-    let ws = id(&p.a.post(
-        "/workspaces",
-        &alice,
-        &json!({"parties": {"client": {"id": client}, "vendor": {"id": vendor}}}),
-    ));
+    let Invited { alice, bob, ws } = invited(&p);
     // A catalog record prepared through A, whose writer keeps the
     // workspace as it read it: pending.
     let product = p.a.post(
@@ -768,14 +773,7 @@ fn a_refusal_read_off_a_row_kept_before_the_other_process_changed_it_runs_again(
         );
         assert!(reply.status < 300, "{}", reply.text());
     }
-    let accepted = p.b.request(
-        "POST",
-        &format!("/workspaces/{ws}/accept"),
-        Some(&bob),
-        &[],
-        None,
-    );
-    assert_eq!(accepted.status, 200, "{}", accepted.text());
+    accept(&p.b, &bob, &ws);
     let job =
         p.a.post(&format!("/workspaces/{ws}/jobs"), &alice, &json!({}));
     assert_eq!(job.status, 201, "{}", job.text());
