@@ -595,6 +595,11 @@ impl Thread {
     }
 }
 
+/// What the writer logs (at debug) when a BEGIN sent ahead found another
+/// process's writes and its batch runs again.
+const RUN_AGAIN_FOR_FOREIGN: &str =
+    "writer: another process wrote since this writer's last transaction; running the batch again";
+
 fn shutting_down() -> ApiError {
     ApiError::Unavailable("The server is shutting down; try again shortly".into())
 }
@@ -712,23 +717,14 @@ fn commit_batch(
                     }
                     Ok(())
                 });
-                unconfirmed = false;
+                let was_unconfirmed = std::mem::take(&mut unconfirmed);
                 saw_foreign |= foreign;
                 if settled.is_ok() && std::mem::take(&mut foreign) {
                     // What the writes read of kept rows may be stale, and
                     // so may a refusal: every write runs again, as it would
                     // have run had the BEGIN been waited for.
-                    log::debug!(
-                        "writer: another process wrote since this writer's last transaction; \
-                         running the batch again"
-                    );
-                    if let Err(err) = conn.rollback() {
-                        log::error!("writer cannot roll back a batch to run it again: {err}");
-                    }
-                    forget_transaction(capture);
-                    for earlier in done.drain(..).rev() {
-                        queue.push_front(earlier);
-                    }
+                    log::debug!("{RUN_AGAIN_FOR_FOREIGN}");
+                    roll_back_to_rerun(conn, capture, &mut done, &mut queue, &mut answers, false);
                     in_transaction = false;
                     last_change = None;
                     ahead = false;
@@ -737,7 +733,14 @@ fn commit_batch(
                 if let Err(err) = settled {
                     conn.take_failed_ahead();
                     log::info!("writer: running a batch again ({})", err.chain());
-                    roll_back_to_rerun(conn, capture, &mut done, &mut queue, &mut answers);
+                    roll_back_to_rerun(
+                        conn,
+                        capture,
+                        &mut done,
+                        &mut queue,
+                        &mut answers,
+                        !was_unconfirmed,
+                    );
                     in_transaction = false;
                     last_change = None;
                     replaying = false;
@@ -855,7 +858,15 @@ fn commit_batch(
                 } else {
                     answers.push((job, Ok(())));
                 }
-                roll_back_to_rerun(conn, capture, &mut done, &mut queue, &mut answers);
+                let refusals_stand = !(unconfirmed || foreign);
+                roll_back_to_rerun(
+                    conn,
+                    capture,
+                    &mut done,
+                    &mut queue,
+                    &mut answers,
+                    refusals_stand,
+                );
                 in_transaction = false;
                 last_change = None;
                 unrecorded = None;
@@ -932,6 +943,18 @@ fn commit_batch(
                 foreign |= now.is_some() && now != *counted;
                 *counted = now;
             }
+        }
+        if foreign {
+            // Another process wrote: everything runs again at once, as at
+            // the batch's end (above).
+            log::debug!("{RUN_AGAIN_FOR_FOREIGN}");
+            roll_back_to_rerun(conn, capture, &mut done, &mut queue, &mut answers, false);
+            in_transaction = false;
+            last_change = None;
+            unrecorded = None;
+            ahead = false;
+            saw_foreign = true;
+            foreign = false;
         }
     }
     if !in_transaction {
@@ -1013,20 +1036,24 @@ enum Recorded {
 
 /// Rolls the batch's transaction back so that its writes run again, each
 /// with a savepoint: those in `done` that failed by themselves keep their
-/// answer, the others go back to the front of `queue`, in order.
+/// answer when `refusals_stand`, the others go back to the front of `queue`,
+/// in order. A refusal does not stand while the batch's BEGIN, sent ahead,
+/// is not confirmed (or found another process's writes): it may have read
+/// a stale kept row.
 fn roll_back_to_rerun(
     conn: &Conn,
     capture: &dyn Capture,
     done: &mut Vec<Job>,
     queue: &mut std::collections::VecDeque<Job>,
     answers: &mut Vec<(Job, ApiResult<()>)>,
+    refusals_stand: bool,
 ) {
     if let Err(err) = conn.rollback() {
         log::error!("writer cannot roll back a batch to replay it: {err}");
     }
     forget_transaction(capture);
     for earlier in done.drain(..).rev() {
-        if earlier.failed() {
+        if earlier.failed() && refusals_stand {
             answers.push((earlier, Ok(())));
         } else {
             queue.push_front(earlier);
