@@ -733,14 +733,8 @@ fn commit_batch(
                 if let Err(err) = settled {
                     conn.take_failed_ahead();
                     log::info!("writer: running a batch again ({})", err.chain());
-                    roll_back_to_rerun(
-                        conn,
-                        capture,
-                        &mut done,
-                        &mut queue,
-                        &mut answers,
-                        !was_unconfirmed,
-                    );
+                    let stand = !was_unconfirmed;
+                    roll_back_to_rerun(conn, capture, &mut done, &mut queue, &mut answers, stand);
                     in_transaction = false;
                     last_change = None;
                     replaying = false;
@@ -858,15 +852,8 @@ fn commit_batch(
                 } else {
                     answers.push((job, Ok(())));
                 }
-                let refusals_stand = !(unconfirmed || foreign);
-                roll_back_to_rerun(
-                    conn,
-                    capture,
-                    &mut done,
-                    &mut queue,
-                    &mut answers,
-                    refusals_stand,
-                );
+                let stand = !(unconfirmed || foreign);
+                roll_back_to_rerun(conn, capture, &mut done, &mut queue, &mut answers, stand);
                 in_transaction = false;
                 last_change = None;
                 unrecorded = None;
