@@ -69,8 +69,9 @@ impl Dialect {
     /// expression that is true for a row the statement inserted and false
     /// for one it updated, where the writer would rather send one such
     /// statement ahead than read the row before writing it (each statement
-    /// waited for is a round trip): PostgreSQL's `xmax = 0` (an updated row's version carries the
-    /// updating transaction). `None` on SQLite, whose read is a local call.
+    /// waited for is a round trip): PostgreSQL's `xmax = 0` (an updated
+    /// row's version carries the updating transaction). `None` on SQLite,
+    /// whose read is a local call.
     pub fn upsert_inserted(&self) -> Option<&'static str> {
         match self.engine {
             Engine::Sqlite => None,

@@ -109,9 +109,9 @@ const BEGIN_COUNTED: &str = "UPDATE change_log SET commits = commits + 1 WHERE i
      RETURNING commits, head, set_config('quayside.counted', 'yes', true)";
 
 /// [`Counted`] from [`BEGIN_COUNTED`]'s row.
-fn counted(row: Option<&[Value]>) -> Counted {
-    let number = |column: usize| match row.and_then(|row| row.get(column)) {
-        Some(Value::Integer(n)) => u64::try_from(*n).ok(),
+fn counted(row: Option<&tokio_postgres::Row>) -> Counted {
+    let number = |column: usize| match row.map(|row| row.try_get::<_, Value>(column)) {
+        Some(Ok(Value::Integer(n))) => u64::try_from(n).ok(),
         _ => None,
     };
     (number(0), number(1))
@@ -407,31 +407,23 @@ impl Client {
     /// the prepared `UPDATE`, so nothing is parsed or planned per
     /// transaction.
     pub fn begin_counted(&self) -> Result<Counted> {
-        let begin = self.with_deferred("BEGIN").into_owned();
-        self.send_ahead(|client| async move { client.batch_execute(&begin).await.map(|()| 0) });
-        let row = self
-            .query_row(BEGIN_COUNTED, &[])
-            .inspect_err(|_| crate::db::conn::mark_written())?;
-        Ok(counted(row.as_ref().map(Row::values)))
+        self.begin_counted_ahead()?;
+        self.confirm_begun()
     }
 
     /// [`Client::begin_counted`] without waiting: both statements are sent
     /// ahead, and what they answer is read with the next statement waited
     /// for ([`Client::begun`], [`Client::confirm_begun`]). The writer's
     /// first write then reaches the server in the same round trip as its
-    /// `BEGIN`.
+    /// `BEGIN`. Anywhere but in the writer's transaction, the `UPDATE` is
+    /// waited for at once.
     pub fn begin_counted_ahead(&self) -> Result<()> {
         *self.begun.lock().unwrap_or_else(|e| e.into_inner()) = None;
         let begin = self.with_deferred("BEGIN").into_owned();
         self.send_ahead(|client| async move { client.batch_execute(&begin).await.map(|()| 0) });
         let begun = std::sync::Arc::clone(&self.begun);
         self.query_ahead(BEGIN_COUNTED, &[], move |rows| {
-            let values = rows.first().map(|row| {
-                (0..row.len())
-                    .map(|i| row.try_get::<_, Value>(i).unwrap_or(Value::Null))
-                    .collect::<Vec<_>>()
-            });
-            *begun.lock().unwrap_or_else(|e| e.into_inner()) = Some(counted(values.as_deref()));
+            *begun.lock().unwrap_or_else(|e| e.into_inner()) = Some(counted(rows.first()));
         })
         .inspect_err(|_| crate::db::conn::mark_written())
     }
