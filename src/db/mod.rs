@@ -26,6 +26,7 @@ pub mod statistics;
 pub mod transfer;
 pub mod vacuum;
 pub mod value;
+pub mod wal_writes;
 pub mod writer;
 
 pub use conn::{
@@ -73,14 +74,23 @@ pub fn configure(conn: &rusqlite::Connection) -> rusqlite::Result<()> {
     Ok(())
 }
 
+/// How the writer and the CLI open a data file.
+const READ_WRITE: OpenFlags = OpenFlags::SQLITE_OPEN_READ_WRITE
+    .union(OpenFlags::SQLITE_OPEN_CREATE)
+    .union(OpenFlags::SQLITE_OPEN_NO_MUTEX);
+
 /// Opens a read-write connection with the standard pragmas.
 pub fn open_connection(path: &Path) -> rusqlite::Result<rusqlite::Connection> {
-    let conn = rusqlite::Connection::open_with_flags(
-        path,
-        OpenFlags::SQLITE_OPEN_READ_WRITE
-            | OpenFlags::SQLITE_OPEN_CREATE
-            | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-    )?;
+    let conn = rusqlite::Connection::open_with_flags(path, READ_WRITE)?;
+    configure(&conn)?;
+    Ok(conn)
+}
+
+/// The writer's connection: through [`wal_writes`], so that a commit writes
+/// its WAL frames with one system call.
+fn open_writer_connection(path: &Path) -> rusqlite::Result<rusqlite::Connection> {
+    wal_writes::register();
+    let conn = rusqlite::Connection::open_with_flags_and_vfs(path, READ_WRITE, wal_writes::NAME)?;
     configure(&conn)?;
     Ok(conn)
 }
@@ -88,7 +98,15 @@ pub fn open_connection(path: &Path) -> rusqlite::Result<rusqlite::Connection> {
 /// Opens the file, creating or migrating its schema. Used by `serve` and by
 /// every CLI command that touches the data.
 pub fn open_and_migrate(path: &Path) -> Result<rusqlite::Connection, StoreError> {
-    let mut conn = open_connection(path).map_err(|source| StoreError::Open {
+    migrated(path, open_connection(path))
+}
+
+/// The connection opened at `path`, its schema created or migrated.
+fn migrated(
+    path: &Path,
+    conn: rusqlite::Result<rusqlite::Connection>,
+) -> Result<rusqlite::Connection, StoreError> {
+    let mut conn = conn.map_err(|source| StoreError::Open {
         path: path.to_path_buf(),
         source,
     })?;
@@ -371,7 +389,7 @@ impl Db {
         max_page_count: Option<u64>,
         capture: Arc<dyn writer::Capture>,
     ) -> Result<Db, StoreError> {
-        let write_conn = open_and_migrate(path)?;
+        let write_conn = migrated(path, open_writer_connection(path))?;
         let pragma = |what| {
             move |source: Error| StoreError::Pragma {
                 path: path.to_path_buf(),

@@ -1,0 +1,620 @@
+//! The writer's WAL frames written in one system call per commit.
+//!
+//! SQLite writes each WAL frame with two `pwrite`s (its 24-byte header, then
+//! the page): a commit of a dozen pages is two dozen system calls, a quarter of
+//! the writer thread's time under PUT. The writer's connection opens its file
+//! through this VFS, a thin layer over the default one that gathers the WAL's
+//! consecutive writes in a buffer and writes them with one `pwrite`:
+//! - before anything reads, syncs, sizes or truncates the WAL, and before a
+//!   write somewhere else in it;
+//! - and at the latest in the database file's `xShmBarrier`, which SQLite calls
+//!   between the two copies of the WAL index's header that publish a commit
+//!   (`walIndexWriteHdr`): no reader, in this process or another, can see a
+//!   commit before its frames are in the file.
+//!
+//! A write past the WAL's allocated end is first given its space
+//! (`SQLITE_FCNTL_SIZE_HINT`, in chunks), so a full disk is reported at the
+//! write that needs the space, as without the buffer. A buffered write that
+//! then fails is an I/O error of a page the disk had room for; the process
+//! stops there (as for a failed flush: `durable`), since the commit it belongs
+//! to can no longer be refused.
+
+use std::ffi::{CStr, c_char, c_int, c_void};
+use std::ptr;
+use std::sync::Once;
+
+use rusqlite::ffi;
+
+/// Calls the real file's method.
+macro_rules! forward {
+    ($real:expr, $method:ident $(, $arg:expr)*) => {{
+        let real = $real;
+        ((*(*real).pMethods).$method.expect(stringify!($method)))(real $(, $arg)*)
+    }};
+}
+/// The VFS's registered name.
+pub const NAME: &CStr = c"quayside-wal-writes";
+
+/// The buffer is written out when it grows past this (a large transaction).
+const MAX_PENDING: usize = 1 << 20;
+
+/// The most the default VFS writes in one call (`seekAndWriteFd` masks a
+/// length with `0x1ffff`).
+const MAX_WRITE: usize = 0x1ffff;
+
+/// The WAL's space is allocated ahead in chunks of this size.
+const CHUNK: c_int = 1 << 20;
+
+/// One file opened through this VFS: the default VFS's file follows it in the
+/// same allocation (`real`).
+#[repr(C)]
+struct Shim {
+    base: ffi::sqlite3_file,
+    real: *mut ffi::sqlite3_file,
+    /// The main database file: the WAL writes not yet made. The WAL file:
+    /// its database file's shim (`None` when that file is not one).
+    role: Role,
+}
+
+enum Role {
+    Main(Pending),
+    Wal(*mut Shim),
+}
+
+struct Pending {
+    /// The real WAL file the bytes go to.
+    wal: *mut ffi::sqlite3_file,
+    /// Where in the WAL `bytes` begin.
+    offset: i64,
+    bytes: Vec<u8>,
+    /// How far the WAL's space is allocated (`SQLITE_FCNTL_SIZE_HINT`).
+    allocated: i64,
+    /// The writes made to the WAL (tests count them).
+    writes: u64,
+}
+
+const HEADER: usize = std::mem::size_of::<Shim>().next_multiple_of(16);
+
+static REGISTER: Once = Once::new();
+static mut VFS: std::mem::MaybeUninit<ffi::sqlite3_vfs> = std::mem::MaybeUninit::uninit();
+
+/// Registers the VFS (once per process); the default VFS stays the default.
+pub fn register() {
+    REGISTER.call_once(|| unsafe {
+        let default = ffi::sqlite3_vfs_find(ptr::null());
+        assert!(!default.is_null(), "SQLite has a default VFS");
+        let mut vfs = *default;
+        vfs.szOsFile = (HEADER + (*default).szOsFile as usize) as c_int;
+        vfs.zName = NAME.as_ptr();
+        vfs.pAppData = default.cast();
+        vfs.xOpen = Some(open);
+        vfs.pNext = ptr::null_mut();
+        let slot = &raw mut VFS;
+        (*slot).write(vfs);
+        let rc = ffi::sqlite3_vfs_register((*slot).as_mut_ptr(), 0);
+        assert_eq!(rc, ffi::SQLITE_OK, "register the WAL writes' VFS");
+    });
+}
+
+unsafe fn default_vfs(vfs: *mut ffi::sqlite3_vfs) -> *mut ffi::sqlite3_vfs {
+    unsafe { (*vfs).pAppData.cast() }
+}
+
+unsafe extern "C" fn open(
+    vfs: *mut ffi::sqlite3_vfs,
+    name: ffi::sqlite3_filename,
+    file: *mut ffi::sqlite3_file,
+    flags: c_int,
+    out_flags: *mut c_int,
+) -> c_int {
+    unsafe {
+        let default = default_vfs(vfs);
+        let xopen = (*default).xOpen.expect("xOpen");
+        let main = flags & ffi::SQLITE_OPEN_MAIN_DB != 0;
+        let wal = flags & ffi::SQLITE_OPEN_WAL != 0;
+        if !main && !wal {
+            // Journals and temporary files: the default VFS's own file.
+            return xopen(default, name, file, flags, out_flags);
+        }
+        let shim = file.cast::<Shim>();
+        let real = file.cast::<u8>().add(HEADER).cast::<ffi::sqlite3_file>();
+        let rc = xopen(default, name, real, flags, out_flags);
+        if rc != ffi::SQLITE_OK {
+            (*file).pMethods = ptr::null();
+            return rc;
+        }
+        let role = if main {
+            Role::Main(Pending {
+                wal: ptr::null_mut(),
+                offset: 0,
+                bytes: Vec::new(),
+                allocated: 0,
+                writes: 0,
+            })
+        } else {
+            let db = ffi::sqlite3_database_file_object(name.cast::<c_char>()).cast::<Shim>();
+            let db = if !db.is_null() && ptr::eq((*db).base.pMethods, &METHODS) {
+                db
+            } else {
+                ptr::null_mut()
+            };
+            if let Some(Role::Main(pending)) = db.as_mut().map(|db| &mut db.role) {
+                pending.wal = real;
+                pending.offset = 0;
+                pending.bytes.clear();
+                let mut chunk = CHUNK;
+                forward!(
+                    real,
+                    xFileControl,
+                    ffi::SQLITE_FCNTL_CHUNK_SIZE,
+                    (&raw mut chunk).cast()
+                );
+            }
+            Role::Wal(db)
+        };
+        ptr::write(
+            shim,
+            Shim {
+                base: ffi::sqlite3_file { pMethods: &METHODS },
+                real,
+                role,
+            },
+        );
+        ffi::SQLITE_OK
+    }
+}
+
+unsafe fn shim<'a>(file: *mut ffi::sqlite3_file) -> &'a mut Shim {
+    unsafe { &mut *file.cast::<Shim>() }
+}
+
+/// The pending writes of the WAL this file is or belongs to.
+unsafe fn pending<'a>(file: *mut ffi::sqlite3_file) -> Option<&'a mut Pending> {
+    unsafe {
+        match &mut shim(file).role {
+            Role::Main(pending) => Some(pending),
+            Role::Wal(db) => match db.as_mut().map(|db| &mut db.role) {
+                Some(Role::Main(pending)) => Some(pending),
+                _ => None,
+            },
+        }
+    }
+}
+
+impl Pending {
+    /// Writes out what is buffered.
+    unsafe fn flush(&mut self) -> c_int {
+        if self.bytes.is_empty() {
+            return ffi::SQLITE_OK;
+        }
+        let mut offset = self.offset;
+        let mut rc = ffi::SQLITE_OK;
+        for piece in self.bytes.chunks(MAX_WRITE) {
+            rc = unsafe {
+                forward!(
+                    self.wal,
+                    xWrite,
+                    piece.as_ptr().cast(),
+                    piece.len() as c_int,
+                    offset
+                )
+            };
+            self.writes += 1;
+            if rc != ffi::SQLITE_OK {
+                break;
+            }
+            offset += piece.len() as i64;
+        }
+        self.bytes.clear();
+        rc
+    }
+}
+
+/// Writes out the buffer before an operation on the WAL.
+unsafe fn flushed(file: *mut ffi::sqlite3_file) -> c_int {
+    unsafe {
+        match &shim(file).role {
+            Role::Wal(_) => pending(file).map_or(ffi::SQLITE_OK, |p| p.flush()),
+            Role::Main(_) => ffi::SQLITE_OK,
+        }
+    }
+}
+
+unsafe extern "C" fn close(file: *mut ffi::sqlite3_file) -> c_int {
+    unsafe {
+        let flush = flushed(file);
+        let s = shim(file);
+        if let Role::Wal(db) = s.role
+            && let Some(Role::Main(pending)) = db.as_mut().map(|db| &mut db.role)
+        {
+            pending.wal = ptr::null_mut();
+        }
+        let rc = forward!(s.real, xClose);
+        ptr::drop_in_place(&mut s.role);
+        if flush != ffi::SQLITE_OK { flush } else { rc }
+    }
+}
+
+unsafe extern "C" fn read(
+    file: *mut ffi::sqlite3_file,
+    buf: *mut c_void,
+    amount: c_int,
+    offset: i64,
+) -> c_int {
+    unsafe {
+        let rc = flushed(file);
+        if rc != ffi::SQLITE_OK {
+            return rc;
+        }
+        forward!(shim(file).real, xRead, buf, amount, offset)
+    }
+}
+
+unsafe extern "C" fn write(
+    file: *mut ffi::sqlite3_file,
+    buf: *const c_void,
+    amount: c_int,
+    offset: i64,
+) -> c_int {
+    unsafe {
+        let real = shim(file).real;
+        let pending = match shim(file).role {
+            Role::Wal(_) => pending(file),
+            Role::Main(_) => None,
+        };
+        let Some(p) = pending else {
+            return forward!(real, xWrite, buf, amount, offset);
+        };
+        if p.bytes.is_empty() || p.offset + p.bytes.len() as i64 != offset {
+            // A new run of writes. Another connection may have truncated the
+            // WAL since the last (a checkpoint's TRUNCATE): its size now.
+            let rc = p.flush();
+            if rc != ffi::SQLITE_OK {
+                return rc;
+            }
+            let rc = forward!(real, xFileSize, &mut p.allocated);
+            if rc != ffi::SQLITE_OK {
+                return rc;
+            }
+            p.offset = offset;
+        }
+        let end = offset + i64::from(amount);
+        if end > p.allocated {
+            // The space first, so that a full disk fails this write.
+            let mut hint = end;
+            let rc = forward!(
+                real,
+                xFileControl,
+                ffi::SQLITE_FCNTL_SIZE_HINT,
+                (&raw mut hint).cast()
+            );
+            if rc != ffi::SQLITE_OK {
+                return rc;
+            }
+            let rc = forward!(real, xFileSize, &mut p.allocated);
+            if rc != ffi::SQLITE_OK {
+                return rc;
+            }
+            if end > p.allocated {
+                // No space given ahead (a VFS without size hints): this
+                // write goes out now.
+                let rc = p.flush();
+                if rc != ffi::SQLITE_OK {
+                    return rc;
+                }
+                return forward!(real, xWrite, buf, amount, offset);
+            }
+        }
+        let bytes = std::slice::from_raw_parts(buf.cast::<u8>(), amount as usize);
+        p.bytes.extend_from_slice(bytes);
+        if p.bytes.len() >= MAX_PENDING {
+            return p.flush();
+        }
+        ffi::SQLITE_OK
+    }
+}
+
+unsafe extern "C" fn truncate(file: *mut ffi::sqlite3_file, size: i64) -> c_int {
+    unsafe {
+        let rc = flushed(file);
+        if rc != ffi::SQLITE_OK {
+            return rc;
+        }
+        forward!(shim(file).real, xTruncate, size)
+    }
+}
+
+unsafe extern "C" fn sync(file: *mut ffi::sqlite3_file, flags: c_int) -> c_int {
+    unsafe {
+        let rc = flushed(file);
+        if rc != ffi::SQLITE_OK {
+            return rc;
+        }
+        forward!(shim(file).real, xSync, flags)
+    }
+}
+
+unsafe extern "C" fn file_size(file: *mut ffi::sqlite3_file, size: *mut i64) -> c_int {
+    unsafe {
+        let rc = flushed(file);
+        if rc != ffi::SQLITE_OK {
+            return rc;
+        }
+        forward!(shim(file).real, xFileSize, size)
+    }
+}
+
+unsafe extern "C" fn lock(file: *mut ffi::sqlite3_file, level: c_int) -> c_int {
+    unsafe { forward!(shim(file).real, xLock, level) }
+}
+
+unsafe extern "C" fn unlock(file: *mut ffi::sqlite3_file, level: c_int) -> c_int {
+    unsafe { forward!(shim(file).real, xUnlock, level) }
+}
+
+unsafe extern "C" fn check_reserved_lock(file: *mut ffi::sqlite3_file, out: *mut c_int) -> c_int {
+    unsafe { forward!(shim(file).real, xCheckReservedLock, out) }
+}
+
+unsafe extern "C" fn file_control(
+    file: *mut ffi::sqlite3_file,
+    op: c_int,
+    arg: *mut c_void,
+) -> c_int {
+    unsafe {
+        let rc = flushed(file);
+        if rc != ffi::SQLITE_OK {
+            return rc;
+        }
+        forward!(shim(file).real, xFileControl, op, arg)
+    }
+}
+
+unsafe extern "C" fn sector_size(file: *mut ffi::sqlite3_file) -> c_int {
+    unsafe { forward!(shim(file).real, xSectorSize) }
+}
+
+unsafe extern "C" fn device_characteristics(file: *mut ffi::sqlite3_file) -> c_int {
+    unsafe { forward!(shim(file).real, xDeviceCharacteristics) }
+}
+
+unsafe extern "C" fn shm_map(
+    file: *mut ffi::sqlite3_file,
+    page: c_int,
+    size: c_int,
+    extend: c_int,
+    out: *mut *mut c_void,
+) -> c_int {
+    unsafe { forward!(shim(file).real, xShmMap, page, size, extend, out) }
+}
+
+unsafe extern "C" fn shm_lock(
+    file: *mut ffi::sqlite3_file,
+    offset: c_int,
+    n: c_int,
+    flags: c_int,
+) -> c_int {
+    unsafe { forward!(shim(file).real, xShmLock, offset, n, flags) }
+}
+
+/// Called between the two copies of the WAL index header that publish a
+/// commit: the commit's frames go to the file first.
+unsafe extern "C" fn shm_barrier(file: *mut ffi::sqlite3_file) {
+    unsafe {
+        let rc = pending(file).map_or(ffi::SQLITE_OK, |p| p.flush());
+        if rc != ffi::SQLITE_OK {
+            log::error!(
+                "the WAL's frames of a commit could not be written (SQLite error {rc}); stopping (the next start recovers every commit that reached the file)"
+            );
+            std::process::abort();
+        }
+        forward!(shim(file).real, xShmBarrier)
+    }
+}
+
+unsafe extern "C" fn shm_unmap(file: *mut ffi::sqlite3_file, delete: c_int) -> c_int {
+    unsafe { forward!(shim(file).real, xShmUnmap, delete) }
+}
+
+unsafe extern "C" fn fetch(
+    file: *mut ffi::sqlite3_file,
+    offset: i64,
+    amount: c_int,
+    out: *mut *mut c_void,
+) -> c_int {
+    unsafe { forward!(shim(file).real, xFetch, offset, amount, out) }
+}
+
+unsafe extern "C" fn unfetch(
+    file: *mut ffi::sqlite3_file,
+    offset: i64,
+    page: *mut c_void,
+) -> c_int {
+    unsafe { forward!(shim(file).real, xUnfetch, offset, page) }
+}
+
+static METHODS: ffi::sqlite3_io_methods = ffi::sqlite3_io_methods {
+    iVersion: 3,
+    xClose: Some(close),
+    xRead: Some(read),
+    xWrite: Some(write),
+    xTruncate: Some(truncate),
+    xSync: Some(sync),
+    xFileSize: Some(file_size),
+    xLock: Some(lock),
+    xUnlock: Some(unlock),
+    xCheckReservedLock: Some(check_reserved_lock),
+    xFileControl: Some(file_control),
+    xSectorSize: Some(sector_size),
+    xDeviceCharacteristics: Some(device_characteristics),
+    xShmMap: Some(shm_map),
+    xShmLock: Some(shm_lock),
+    xShmBarrier: Some(shm_barrier),
+    xShmUnmap: Some(shm_unmap),
+    xFetch: Some(fetch),
+    xUnfetch: Some(unfetch),
+};
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use rusqlite::{Connection, OpenFlags, ffi};
+
+    use super::{MAX_PENDING, MAX_WRITE, Role, Shim};
+
+    fn through_the_vfs(path: &Path) -> Connection {
+        super::register();
+        let conn = Connection::open_with_flags_and_vfs(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE,
+            super::NAME,
+        )
+        .expect("open through the VFS");
+        conn.execute_batch(
+            "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;
+             PRAGMA wal_autocheckpoint = 0;
+             CREATE TABLE IF NOT EXISTS t (id INTEGER PRIMARY KEY, body BLOB NOT NULL);",
+        )
+        .expect("set up");
+        conn
+    }
+
+    /// The writes the connection's WAL received so far.
+    fn wal_writes(conn: &Connection) -> u64 {
+        let mut file: *mut ffi::sqlite3_file = std::ptr::null_mut();
+        // SAFETY: the connection is open; the main file is one of this VFS's.
+        unsafe {
+            let rc = ffi::sqlite3_file_control(
+                conn.handle(),
+                c"main".as_ptr(),
+                ffi::SQLITE_FCNTL_FILE_POINTER,
+                (&raw mut file).cast(),
+            );
+            assert_eq!(rc, ffi::SQLITE_OK);
+            match &(*file.cast::<Shim>()).role {
+                Role::Main(pending) => pending.writes,
+                Role::Wal(_) => panic!("the main file is a main file"),
+            }
+        }
+    }
+
+    /// What a reader on the default VFS finds: rows, and their bytes summed.
+    fn seen(reader: &Connection) -> (i64, i64) {
+        reader
+            .query_row(
+                "SELECT count(*), coalesce(sum(length(body)), 0) FROM t",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .expect("read")
+    }
+
+    fn insert(conn: &Connection, rows: usize, bytes: usize) {
+        let tx = conn.unchecked_transaction().expect("begin");
+        for _ in 0..rows {
+            tx.execute(
+                "INSERT INTO t (body) VALUES (randomblob(?1))",
+                [bytes as i64],
+            )
+            .expect("insert");
+        }
+        tx.commit().expect("commit");
+    }
+
+    #[test]
+    fn a_commit_s_frames_go_out_in_one_write() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let conn = through_the_vfs(&dir.path().join("data.db"));
+        insert(&conn, 1, 10);
+        for _ in 0..5 {
+            let before = wal_writes(&conn);
+            // Twenty pages of their own: forty `pwrite`s without the VFS.
+            insert(&conn, 20, 3000);
+            assert_eq!(wal_writes(&conn) - before, 1, "one write for the commit");
+        }
+        // A commit larger than one write of the default VFS takes a few.
+        let before = wal_writes(&conn);
+        insert(&conn, 100, 3000);
+        let made = wal_writes(&conn) - before;
+        let most = (100 * 4120 / MAX_WRITE + 2) as u64;
+        assert!((2..=most).contains(&made), "{made} writes, at most {most}");
+    }
+
+    #[test]
+    fn every_commit_is_whole_for_a_reader_on_the_default_vfs() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("data.db");
+        let conn = through_the_vfs(&path);
+        // A small page cache, so that large transactions spill frames into
+        // the WAL before their commit, and read them back.
+        conn.execute_batch("PRAGMA cache_size = 20").expect("cache");
+        let reader =
+            Connection::open_with_flags(&path, OpenFlags::SQLITE_OPEN_READ_ONLY).expect("reader");
+        let other = Connection::open(&path).expect("another connection");
+        let (mut rows, mut bytes) = (0i64, 0i64);
+        let sizes: [(usize, usize); 6] = [
+            (1, 100),
+            (3, 5000),
+            (40, 3000),
+            // Past the buffer's bound: written out within the transaction.
+            (3, MAX_PENDING),
+            (500, 700),
+            (1, 10),
+        ];
+        for round in 0..4 {
+            for (n, size) in sizes {
+                insert(&conn, n, size);
+                rows += n as i64;
+                bytes += (n * size) as i64;
+                assert_eq!(seen(&reader), (rows, bytes), "round {round}: {n} of {size}");
+            }
+            // A transaction that spilled, rolled back: nothing of it is seen,
+            // and the next commit's frames replace its.
+            let tx = conn.unchecked_transaction().expect("begin");
+            for _ in 0..200 {
+                tx.execute("INSERT INTO t (body) VALUES (randomblob(3000))", [])
+                    .expect("insert");
+            }
+            tx.rollback().expect("rollback");
+            assert_eq!(seen(&reader), (rows, bytes));
+            // Another connection empties the WAL to nothing between commits.
+            other
+                .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+                .expect("checkpoint");
+        }
+        let ok: String = reader
+            .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+            .expect("check");
+        assert_eq!(ok, "ok");
+        drop(conn);
+        drop(reader);
+        drop(other);
+        let again = Connection::open(&path).expect("reopen");
+        assert_eq!(seen(&again), (rows, bytes), "all of it in the file");
+    }
+
+    /// SQLite's recovery at the next open finds every commit in the WAL
+    /// when the process stopped without closing (as after SIGKILL): the
+    /// frames were in the file when the commit returned.
+    #[test]
+    fn a_wal_left_behind_is_recovered_whole() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("data.db");
+        let conn = through_the_vfs(&path);
+        for n in 1..=30 {
+            insert(&conn, n, 1500);
+        }
+        let copy = dir.path().join("copy.db");
+        // The file and its WAL as a killed process leaves them.
+        std::fs::copy(&path, &copy).expect("copy");
+        std::fs::copy(
+            dir.path().join("data.db-wal"),
+            dir.path().join("copy.db-wal"),
+        )
+        .expect("copy the WAL");
+        drop(conn);
+        let recovered = Connection::open(&copy).expect("open the copy");
+        assert_eq!(seen(&recovered), (465, 465 * 1500));
+    }
+}
