@@ -32,6 +32,19 @@ macro_rules! forward {
         ((*(*real).pMethods).$method.expect(stringify!($method)))(real $(, $arg)*)
     }};
 }
+/// Writes out the WAL's buffer (`flushed`), then calls the real file's method.
+macro_rules! after_flush {
+    ($file:expr, $method:ident $(, $arg:expr)*) => {{
+        let file = $file;
+        let rc = flushed(file);
+        if rc != ffi::SQLITE_OK {
+            rc
+        } else {
+            forward!(shim(file).real, $method $(, $arg)*)
+        }
+    }};
+}
+
 /// The VFS's registered name.
 pub const NAME: &CStr = c"quayside-wal-writes";
 
@@ -241,13 +254,7 @@ unsafe extern "C" fn read(
     amount: c_int,
     offset: i64,
 ) -> c_int {
-    unsafe {
-        let rc = flushed(file);
-        if rc != ffi::SQLITE_OK {
-            return rc;
-        }
-        forward!(shim(file).real, xRead, buf, amount, offset)
-    }
+    unsafe { after_flush!(file, xRead, buf, amount, offset) }
 }
 
 unsafe extern "C" fn write(
@@ -315,33 +322,15 @@ unsafe extern "C" fn write(
 }
 
 unsafe extern "C" fn truncate(file: *mut ffi::sqlite3_file, size: i64) -> c_int {
-    unsafe {
-        let rc = flushed(file);
-        if rc != ffi::SQLITE_OK {
-            return rc;
-        }
-        forward!(shim(file).real, xTruncate, size)
-    }
+    unsafe { after_flush!(file, xTruncate, size) }
 }
 
 unsafe extern "C" fn sync(file: *mut ffi::sqlite3_file, flags: c_int) -> c_int {
-    unsafe {
-        let rc = flushed(file);
-        if rc != ffi::SQLITE_OK {
-            return rc;
-        }
-        forward!(shim(file).real, xSync, flags)
-    }
+    unsafe { after_flush!(file, xSync, flags) }
 }
 
 unsafe extern "C" fn file_size(file: *mut ffi::sqlite3_file, size: *mut i64) -> c_int {
-    unsafe {
-        let rc = flushed(file);
-        if rc != ffi::SQLITE_OK {
-            return rc;
-        }
-        forward!(shim(file).real, xFileSize, size)
-    }
+    unsafe { after_flush!(file, xFileSize, size) }
 }
 
 unsafe extern "C" fn lock(file: *mut ffi::sqlite3_file, level: c_int) -> c_int {
@@ -361,13 +350,7 @@ unsafe extern "C" fn file_control(
     op: c_int,
     arg: *mut c_void,
 ) -> c_int {
-    unsafe {
-        let rc = flushed(file);
-        if rc != ffi::SQLITE_OK {
-            return rc;
-        }
-        forward!(shim(file).real, xFileControl, op, arg)
-    }
+    unsafe { after_flush!(file, xFileControl, op, arg) }
 }
 
 unsafe extern "C" fn sector_size(file: *mut ffi::sqlite3_file) -> c_int {
