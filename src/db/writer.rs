@@ -595,11 +595,6 @@ impl Thread {
     }
 }
 
-/// What the writer logs (at debug) when a BEGIN sent ahead found another
-/// process's writes and its batch runs again.
-const RUN_AGAIN_FOR_FOREIGN: &str =
-    "writer: another process wrote since this writer's last transaction; running the batch again";
-
 fn shutting_down() -> ApiError {
     ApiError::Unavailable("The server is shutting down; try again shortly".into())
 }
@@ -696,6 +691,24 @@ fn commit_batch(
     // Writes taken into the batch (a write run again counts once).
     let mut taken = queue.len();
     loop {
+        if foreign && in_transaction {
+            // The BEGIN's answer, read after a write or before the COMMIT,
+            // showed another process's writes: what the batch's writes read
+            // of kept rows may be stale, and so may a refusal. Every write
+            // runs again at once, as it would have run had the BEGIN been
+            // waited for.
+            log::debug!(
+                "writer: another process wrote since this writer's last transaction; \
+                 running the batch again"
+            );
+            roll_back_to_rerun(conn, capture, &mut done, &mut queue, &mut answers, false);
+            in_transaction = false;
+            last_change = None;
+            unrecorded = None;
+            ahead = false;
+            saw_foreign = true;
+            foreign = false;
+        }
         let next = queue.pop_front().or_else(|| {
             let joining = if taken < limit { more() } else { None };
             taken += usize::from(joining.is_some());
@@ -719,15 +732,8 @@ fn commit_batch(
                 });
                 let was_unconfirmed = std::mem::take(&mut unconfirmed);
                 saw_foreign |= foreign;
-                if settled.is_ok() && std::mem::take(&mut foreign) {
-                    // What the writes read of kept rows may be stale, and
-                    // so may a refusal: every write runs again, as it would
-                    // have run had the BEGIN been waited for.
-                    log::debug!("{RUN_AGAIN_FOR_FOREIGN}");
-                    roll_back_to_rerun(conn, capture, &mut done, &mut queue, &mut answers, false);
-                    in_transaction = false;
-                    last_change = None;
-                    ahead = false;
+                if settled.is_ok() && foreign {
+                    // Run again at the loop's top.
                     continue;
                 }
                 if let Err(err) = settled {
@@ -930,18 +936,6 @@ fn commit_batch(
                 foreign |= now.is_some() && now != *counted;
                 *counted = now;
             }
-        }
-        if foreign {
-            // Another process wrote: everything runs again at once, as at
-            // the batch's end (above).
-            log::debug!("{RUN_AGAIN_FOR_FOREIGN}");
-            roll_back_to_rerun(conn, capture, &mut done, &mut queue, &mut answers, false);
-            in_transaction = false;
-            last_change = None;
-            unrecorded = None;
-            ahead = false;
-            saw_foreign = true;
-            foreign = false;
         }
     }
     if !in_transaction {
