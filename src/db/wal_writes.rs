@@ -14,7 +14,15 @@
 //!
 //! A write past the WAL's allocated end is first given its space
 //! (`SQLITE_FCNTL_SIZE_HINT`, in chunks), so a full disk is reported at the
-//! write that needs the space, as without the buffer. A buffered write that
+//! write that needs the space, as without the buffer. How far the space goes
+//! is kept here, not asked of the file at every commit: on Linux 6.13 and
+//! later a file whose timestamps were read (`fstat`) gets a fine-grained one
+//! at its next write, which dirties its inode, and the WAL's next `fdatasync`
+//! then writes the inode too (`durable::inode_of` says more). It is asked
+//! again only when it may have shrunk: when a run of writes begins at the
+//! WAL's header (the WAL started over, perhaps after another connection's
+//! `wal_checkpoint(TRUNCATE)`, which truncates only a WAL it restarted) and
+//! after a truncation through this file. A buffered write that
 //! then fails is an I/O error of a page the disk had room for; the process
 //! stops there (as for a failed flush: `durable`), since the commit it belongs
 //! to can no longer be refused.
@@ -80,11 +88,17 @@ struct Pending {
     /// Where in the WAL `bytes` begin.
     offset: i64,
     bytes: Vec<u8>,
-    /// How far the WAL's space is allocated (`SQLITE_FCNTL_SIZE_HINT`).
+    /// How far the WAL's space is allocated (`SQLITE_FCNTL_SIZE_HINT`);
+    /// `UNKNOWN` until asked.
     allocated: i64,
     /// The writes made to the WAL (tests count them).
     writes: u64,
+    /// The times the WAL's size was asked of the file (tests count them).
+    size_reads: u64,
 }
+
+/// `Pending::allocated` before the WAL's size is asked.
+const UNKNOWN: i64 = -1;
 
 const HEADER: usize = std::mem::size_of::<Shim>().next_multiple_of(16);
 
@@ -141,8 +155,9 @@ unsafe extern "C" fn open(
                 wal: ptr::null_mut(),
                 offset: 0,
                 bytes: Vec::new(),
-                allocated: 0,
+                allocated: UNKNOWN,
                 writes: 0,
+                size_reads: 0,
             })
         } else {
             let db = ffi::sqlite3_database_file_object(name.cast::<c_char>()).cast::<Shim>();
@@ -155,6 +170,7 @@ unsafe extern "C" fn open(
                 pending.wal = real;
                 pending.offset = 0;
                 pending.bytes.clear();
+                pending.allocated = UNKNOWN;
                 let mut chunk = CHUNK;
                 forward!(
                     real,
@@ -195,6 +211,12 @@ unsafe fn pending<'a>(file: *mut ffi::sqlite3_file) -> Option<&'a mut Pending> {
 }
 
 impl Pending {
+    /// Asks the WAL's size of the file.
+    unsafe fn read_size(&mut self) -> c_int {
+        self.size_reads += 1;
+        unsafe { forward!(self.wal, xFileSize, &mut self.allocated) }
+    }
+
     /// Writes out what is buffered.
     unsafe fn flush(&mut self) -> c_int {
         if self.bytes.is_empty() {
@@ -273,15 +295,19 @@ unsafe extern "C" fn write(
             return forward!(real, xWrite, buf, amount, offset);
         };
         if p.bytes.is_empty() || p.offset + p.bytes.len() as i64 != offset {
-            // A new run of writes. Another connection may have truncated the
-            // WAL since the last (a checkpoint's TRUNCATE): its size now.
+            // A new run of writes.
             let rc = p.flush();
             if rc != ffi::SQLITE_OK {
                 return rc;
             }
-            let rc = forward!(real, xFileSize, &mut p.allocated);
-            if rc != ffi::SQLITE_OK {
-                return rc;
+            if offset == 0 || p.allocated == UNKNOWN {
+                // The WAL starts over at its header: another connection may
+                // have truncated it (a checkpoint's TRUNCATE restarts the
+                // WAL first, so the next commit begins here).
+                let rc = p.read_size();
+                if rc != ffi::SQLITE_OK {
+                    return rc;
+                }
             }
             p.offset = offset;
         }
@@ -298,7 +324,7 @@ unsafe extern "C" fn write(
             if rc != ffi::SQLITE_OK {
                 return rc;
             }
-            let rc = forward!(real, xFileSize, &mut p.allocated);
+            let rc = p.read_size();
             if rc != ffi::SQLITE_OK {
                 return rc;
             }
@@ -322,7 +348,13 @@ unsafe extern "C" fn write(
 }
 
 unsafe extern "C" fn truncate(file: *mut ffi::sqlite3_file, size: i64) -> c_int {
-    unsafe { after_flush!(file, xTruncate, size) }
+    unsafe {
+        let rc = after_flush!(file, xTruncate, size);
+        if let (Role::Wal(_), Some(p)) = (&shim(file).role, pending(file)) {
+            p.allocated = UNKNOWN;
+        }
+        rc
+    }
 }
 
 unsafe extern "C" fn sync(file: *mut ffi::sqlite3_file, flags: c_int) -> c_int {
@@ -465,6 +497,12 @@ mod tests {
 
     /// The writes the connection's WAL received so far.
     fn wal_writes(conn: &Connection) -> u64 {
+        counts(conn).0
+    }
+
+    /// The writes the connection's WAL received so far, and the times its
+    /// size was asked of the file.
+    fn counts(conn: &Connection) -> (u64, u64) {
         let mut file: *mut ffi::sqlite3_file = std::ptr::null_mut();
         // SAFETY: the connection is open; the main file is one of this VFS's.
         unsafe {
@@ -476,7 +514,7 @@ mod tests {
             );
             assert_eq!(rc, ffi::SQLITE_OK);
             match &(*file.cast::<Shim>()).role {
-                Role::Main(pending) => pending.writes,
+                Role::Main(pending) => (pending.writes, pending.size_reads),
                 Role::Wal(_) => panic!("the main file is a main file"),
             }
         }
@@ -522,6 +560,43 @@ mod tests {
         let made = wal_writes(&conn) - before;
         let most = (100 * 4120 / MAX_WRITE + 2) as u64;
         assert!((2..=most).contains(&made), "{made} writes, at most {most}");
+    }
+
+    /// Reading a file's timestamps makes its next write dirty its inode
+    /// (Linux 6.13+), so the WAL's size is not asked at every commit; but it
+    /// is after another connection truncated the WAL, whose next commit
+    /// gets its space ahead again.
+    #[test]
+    fn the_wal_s_size_is_asked_only_when_it_may_have_shrunk() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("data.db");
+        let conn = through_the_vfs(&path);
+        let wal = dir.path().join("data.db-wal");
+        let chunk = u64::try_from(super::CHUNK).expect("a chunk's size");
+        insert(&conn, 1, 10);
+        let before = counts(&conn).1;
+        // About 100 KiB of frames, well within the first chunk.
+        for _ in 0..50 {
+            insert(&conn, 1, 100);
+        }
+        assert_eq!(counts(&conn).1, before, "no commit asked the size");
+        let allocated = std::fs::metadata(&wal).expect("the WAL").len();
+        assert_eq!(allocated % chunk, 0, "{allocated}");
+        let other = Connection::open(&path).expect("another connection");
+        for round in 0..3 {
+            other
+                .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+                .expect("checkpoint");
+            assert_eq!(std::fs::metadata(&wal).expect("the WAL").len(), 0);
+            let before = counts(&conn).1;
+            insert(&conn, 1, 100);
+            assert!(
+                counts(&conn).1 > before,
+                "round {round}: the size asked again"
+            );
+            let size = std::fs::metadata(&wal).expect("the WAL").len();
+            assert_eq!(size, chunk, "round {round}: its space ahead");
+        }
     }
 
     #[test]
