@@ -450,6 +450,7 @@ impl Db {
                 what: "the thread that flushes the WAL",
                 source,
             })?;
+        let caught_up = Arc::new(checkpoint::CaughtUp::default());
         Ok(Db {
             location: Location::File(path.to_path_buf()),
             readers: pool,
@@ -460,15 +461,18 @@ impl Db {
                 watch.clone(),
                 durable.clone(),
                 syncer,
+                caught_up.clone(),
             )
             .map_err(pragma("prepare the change log's capture"))?,
             durable: Some(durable),
-            checkpointer: Some(Arc::new(checkpoint::Checkpointer::start(path).map_err(
-                |source| StoreError::Checkpointer {
-                    path: path.to_path_buf(),
-                    source,
-                },
-            )?)),
+            checkpointer: Some(Arc::new(
+                checkpoint::Checkpointer::start(path, caught_up).map_err(|source| {
+                    StoreError::Checkpointer {
+                        path: path.to_path_buf(),
+                        source,
+                    }
+                })?,
+            )),
             commits: Commits::Wal(watch),
             elsewhere: None,
             aside: None,

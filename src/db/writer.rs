@@ -17,6 +17,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use super::Conn;
+use super::checkpoint::CaughtUp;
 use super::durable::{Durable, Syncer};
 use super::stamp::CommitWatch;
 use tokio::sync::{mpsc, oneshot, watch};
@@ -305,8 +306,19 @@ impl Writer {
         watch: Arc<CommitWatch>,
         durable: Arc<Durable>,
         syncer: Syncer,
+        caught_up: Arc<CaughtUp>,
     ) -> super::Result<Writer> {
-        Writer::spawn(conn, capture, None, Some(watch), Some((durable, syncer)))
+        Writer::spawn(
+            conn,
+            capture,
+            None,
+            Some(File {
+                watch,
+                durable,
+                syncer,
+                caught_up,
+            }),
+        )
     }
 
     /// [`Writer::start`], with the way to a new connection when the one it
@@ -318,15 +330,14 @@ impl Writer {
         capture: Arc<dyn Capture>,
         reconnect: Reconnect,
     ) -> super::Result<Writer> {
-        Writer::spawn(conn, capture, Some(reconnect), None, None)
+        Writer::spawn(conn, capture, Some(reconnect), None)
     }
 
     fn spawn(
         conn: Conn,
         capture: Arc<dyn Capture>,
         reconnect: Option<Reconnect>,
-        watch: Option<Arc<CommitWatch>>,
-        flushed: Option<(Arc<Durable>, Syncer)>,
+        file: Option<File>,
     ) -> super::Result<Writer> {
         capture.install(&conn)?;
         let (head_sender, head) = watch::channel(capture.head(&conn)?);
@@ -334,6 +345,15 @@ impl Writer {
         let thread = std::thread::Builder::new()
             .name("quayside-writer".into())
             .spawn(move || {
+                let (watch, flushed, caught_up) = match file {
+                    Some(File {
+                        watch,
+                        durable,
+                        syncer,
+                        caught_up,
+                    }) => (Some(watch), Some((durable, syncer)), Some(caught_up)),
+                    None => (None, None, None),
+                };
                 let writer = Thread {
                     conn,
                     capture,
@@ -342,6 +362,7 @@ impl Writer {
                     counted: None,
                     watch,
                     flushed,
+                    caught_up,
                 };
                 writer.run(receiver)
             })
@@ -418,6 +439,18 @@ struct Thread {
     /// A data file's batches numbered as they commit, and the thread that
     /// makes them durable (none on PostgreSQL, whose COMMIT is durable).
     flushed: Option<(Arc<Durable>, Syncer)>,
+    /// A data file's background checkpoint, telling when it copied every
+    /// frame of a long WAL (`checkpoint`).
+    caught_up: Option<Arc<CaughtUp>>,
+}
+
+/// What the writer of a data file has that the writer of a PostgreSQL
+/// database does not.
+struct File {
+    watch: Arc<CommitWatch>,
+    durable: Arc<Durable>,
+    syncer: Syncer,
+    caught_up: Arc<CaughtUp>,
 }
 
 impl Thread {
@@ -579,6 +612,20 @@ impl Thread {
             }
             if let Err(error) = self.capture.tidy(&self.conn) {
                 log::warn!("writer: the change capture's housekeeping failed: {error}");
+            }
+            if self
+                .caught_up
+                .as_ref()
+                .is_some_and(|caught_up| caught_up.take())
+            {
+                // The frames committed since the background checkpoint, so
+                // that the next batch starts the WAL over.
+                if let Err(error) =
+                    self.conn
+                        .query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))
+                {
+                    log::debug!("writer: checkpoint: {error}");
+                }
             }
             queued = receiver.try_recv().ok();
             let waiting = receiver.len() + usize::from(queued.is_some());
