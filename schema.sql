@@ -94,12 +94,16 @@ CREATE INDEX workspaces_vendor ON workspaces (vendor_id);
 CREATE INDEX workspaces_created ON workspaces (created_at, id);
 
 -- Jobs and the four kinds of document that attach to a job. `body` is the
--- document as JSON, with catalog references stored as record ids.
+-- document as JSON, with catalog references stored as record ids. The kinds
+-- are compared one by one, not with `IN (...)`: SQLite checks a list of more
+-- than two constants through a temporary B-tree built for every statement
+-- that writes a row (version 11).
 CREATE TABLE documents (
     id           TEXT    PRIMARY KEY,
     workspace_id TEXT    NOT NULL REFERENCES workspaces (id),
-    kind         TEXT    NOT NULL CHECK (kind IN ('job', 'loadPortInformation',
-                             'quantityResult', 'qualityResult', 'timelog')),
+    kind         TEXT    NOT NULL CHECK (kind = 'job' OR kind = 'loadPortInformation'
+                             OR kind = 'quantityResult' OR kind = 'qualityResult'
+                             OR kind = 'timelog'),
     -- The job a result belongs to; NULL for jobs.
     job_id       TEXT    REFERENCES documents (id),
     body         TEXT    NOT NULL CHECK (json_valid(body)),

@@ -17,7 +17,7 @@ pub const SCHEMA: &str = include_str!("../../schema.sql");
 
 /// The version `schema.sql` describes. Raise it with every schema change and add
 /// the step that takes version `CURRENT_VERSION - 1` to it.
-pub const CURRENT_VERSION: i64 = 10;
+pub const CURRENT_VERSION: i64 = 11;
 
 /// Step `i` takes a file from version `i + 1` to `i + 2`.
 const STEPS: &[&str] = &[
@@ -30,6 +30,7 @@ const STEPS: &[&str] = &[
     include_str!("migrations/0008_synonyms_order.sql"),
     include_str!("migrations/0009_tenant_workspaces.sql"),
     include_str!("migrations/0010_catalog_item_uses.sql"),
+    include_str!("migrations/0011_documents_kind_check.sql"),
 ];
 
 const _: () = assert!(STEPS.len() as i64 == CURRENT_VERSION - 1);
@@ -274,6 +275,67 @@ mod tests {
             )
             .unwrap();
         assert_eq!(links, 0);
+    }
+
+    /// Version 11: the documents' kind is checked without a temporary B-tree,
+    /// by the connection that migrated the file and by one that had read the
+    /// old schema before; a document of version 10 stays, an unknown kind is
+    /// still refused.
+    #[test]
+    fn a_version_10_file_checks_a_document_s_kind_without_a_temporary_b_tree() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v10.db");
+        let mut conn = Connection::open(&path).unwrap();
+        make_version(&conn, 10);
+        // As a version 10 file is, so that no rebuild moves the cookie.
+        conn.execute_batch("PRAGMA auto_vacuum = INCREMENTAL; VACUUM;")
+            .unwrap();
+        conn.execute_batch(
+            "INSERT INTO organizations (id, name, name_folded, audience, created_at, updated_at)
+                 VALUES ('oa', 'A', 'a', 'ta', 0, 0);
+             INSERT INTO workspaces (id, client_id, created_at, updated_at, state)
+                 VALUES ('w', 'oa', 1, 1, 'active');
+             INSERT INTO documents (id, workspace_id, kind, body, created_at, updated_at)
+                 VALUES ('j1', 'w', 'job', '{}', 1, 1);",
+        )
+        .unwrap();
+        let other = Connection::open(&path).unwrap();
+        let insert = "INSERT INTO documents (id, workspace_id, kind, job_id, body, created_at, \
+                      updated_at) VALUES (?1, 'w', ?2, 'j1', '{}', 2, 2)";
+        let temporary_b_trees = |c: &Connection| -> usize {
+            c.prepare(&format!("EXPLAIN {insert}"))
+                .unwrap()
+                .query_map(["x", "timelog"], |r| r.get::<_, String>(1))
+                .unwrap()
+                .filter(|op| op.as_deref() == Ok("OpenEphemeral"))
+                .count()
+        };
+        assert_eq!(temporary_b_trees(&other), 1, "version 10 builds one");
+        migrate(&mut conn).unwrap();
+        assert_eq!(schema_version(&conn).unwrap(), 11);
+        for (c, id) in [(&conn, "q1"), (&other, "q2")] {
+            // A write first: the other connection reads the schema again
+            // when it finds the cookie moved.
+            c.execute(insert, [id, "qualityResult"]).unwrap();
+            let refused = c.execute(insert, ["bad", "certificate"]).unwrap_err();
+            assert!(refused.to_string().contains("CHECK"), "{refused}");
+            assert_eq!(temporary_b_trees(c), 0, "{id}");
+        }
+        let kinds: Vec<(String, String)> =
+            pairs(&conn, "SELECT id, kind FROM documents ORDER BY id");
+        assert_eq!(
+            kinds,
+            [
+                ("j1", "job"),
+                ("q1", "qualityResult"),
+                ("q2", "qualityResult")
+            ]
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+        );
+        let ok: String = conn
+            .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(ok, "ok");
     }
 
     /// Version 6: a file of version 5, with its rows and without auto-vacuum,

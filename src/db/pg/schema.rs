@@ -34,6 +34,9 @@ const STEPS: &[&str] = &[
     include_str!("../migrations/0008_synonyms_order.sql"),
     TENANT_WORKSPACES,
     CATALOG_ITEM_USES,
+    // Version 11 restates a CHECK for SQLite's sake
+    // (`0011_documents_kind_check.sql`); nothing changes on PostgreSQL.
+    "SELECT 1",
 ];
 
 /// Version 9 (SQLite's `0009_tenant_workspaces.sql`) with PostgreSQL's types,
