@@ -231,6 +231,18 @@ mod tests {
             .unwrap();
     }
 
+    /// An organization `oa` and its workspace `w`, as versions 7 and later
+    /// hold them.
+    fn a_workspace(conn: &Connection) {
+        conn.execute_batch(
+            "INSERT INTO organizations (id, name, name_folded, audience, created_at, updated_at)
+                 VALUES ('oa', 'A', 'a', 'ta', 0, 0);
+             INSERT INTO workspaces (id, client_id, created_at, updated_at, state)
+                 VALUES ('w', 'oa', 1, 1, 'active');",
+        )
+        .unwrap();
+    }
+
     /// The rows of a query of two columns.
     fn pairs<T: rusqlite::types::FromSql>(conn: &Connection, sql: &str) -> Vec<(String, T)> {
         conn.prepare(sql)
@@ -247,12 +259,9 @@ mod tests {
     fn a_version_9_file_counts_the_uses_of_its_catalog_items() {
         let mut conn = Connection::open_in_memory().unwrap();
         make_version(&conn, 9);
+        a_workspace(&conn);
         conn.execute_batch(
-            "INSERT INTO organizations (id, name, name_folded, audience, created_at, updated_at)
-                 VALUES ('oa', 'A', 'a', 'ta', 0, 0);
-             INSERT INTO workspaces (id, client_id, created_at, updated_at, state)
-                 VALUES ('w', 'oa', 1, 1, 'active');
-             INSERT INTO catalog_items (id, workspace_id, catalog, name, created_at, updated_at)
+            "INSERT INTO catalog_items (id, workspace_id, catalog, name, created_at, updated_at)
                  VALUES ('i1', 'w', 'products', 'P', 1, 1), ('i2', 'w', 'products', 'Q', 1, 1),
                         ('i3', 'w', 'products', 'R', 1, 1);
              INSERT INTO documents (id, workspace_id, kind, body, created_at, updated_at)
@@ -290,12 +299,9 @@ mod tests {
         // As a version 10 file is, so that no rebuild moves the cookie.
         conn.execute_batch("PRAGMA auto_vacuum = INCREMENTAL; VACUUM;")
             .unwrap();
+        a_workspace(&conn);
         conn.execute_batch(
-            "INSERT INTO organizations (id, name, name_folded, audience, created_at, updated_at)
-                 VALUES ('oa', 'A', 'a', 'ta', 0, 0);
-             INSERT INTO workspaces (id, client_id, created_at, updated_at, state)
-                 VALUES ('w', 'oa', 1, 1, 'active');
-             INSERT INTO documents (id, workspace_id, kind, body, created_at, updated_at)
+            "INSERT INTO documents (id, workspace_id, kind, body, created_at, updated_at)
                  VALUES ('j1', 'w', 'job', '{}', 1, 1);",
         )
         .unwrap();
