@@ -292,7 +292,20 @@ impl Wal {
     }
 }
 
+/// One field of a file's status that [`stat_field`] asks for alone.
+#[derive(Clone, Copy, Debug)]
+pub enum Field {
+    Inode,
+    Size,
+}
+
 /// The inode number of the file at `path`, asking for nothing else.
+fn inode_of(path: &Path) -> std::io::Result<u64> {
+    stat_field(path, Field::Inode)
+}
+
+/// The inode number or the size of the file at `path`, asking for nothing
+/// else.
 ///
 /// Not `std::fs::metadata`: that asks for the timestamps too, and on Linux
 /// 6.13 and later (multigrain timestamps, ext4 among others) a file whose
@@ -302,9 +315,9 @@ impl Wal {
 /// before the cache flush. Asked once per flush, that was most flushes: on
 /// this project's 2-core VM under PUT load 79% of the WAL's flushes wrote the
 /// inode, and 19% (the coarse clock's ticks) since the question asks for the
-/// inode alone.
+/// inode alone. The WAL's size (`wal_writes`) is asked the same way.
 #[cfg(target_os = "linux")]
-fn inode_of(path: &Path) -> std::io::Result<u64> {
+pub fn stat_field(path: &Path, field: Field) -> std::io::Result<u64> {
     use std::ffi::{CString, c_char, c_int, c_uint};
     use std::os::unix::ffi::OsStrExt;
     unsafe extern "C" {
@@ -317,38 +330,43 @@ fn inode_of(path: &Path) -> std::io::Result<u64> {
         ) -> c_int;
     }
     const AT_FDCWD: c_int = -100;
-    const STATX_INO: c_uint = 0x100;
     const ENOSYS: i32 = 38;
+    // `struct statx` is 256 bytes; `stx_mask` is its first field (a u32),
+    // `stx_ino` the u64 at byte 32 and `stx_size` the one at byte 40.
+    let (mask, at): (c_uint, usize) = match field {
+        Field::Inode => (0x100, 4),
+        Field::Size => (0x200, 5),
+    };
     let name = CString::new(path.as_os_str().as_bytes())
         .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
-    // `struct statx` is 256 bytes; `stx_mask` is its first field (a u32)
-    // and `stx_ino` the u64 at byte 32.
     let mut out = [0u64; 32];
     // SAFETY: a NUL-terminated path and a buffer the size of `struct statx`.
-    let status = unsafe { statx(AT_FDCWD, name.as_ptr(), 0, STATX_INO, &mut out) };
+    let status = unsafe { statx(AT_FDCWD, name.as_ptr(), 0, mask, &mut out) };
     if status != 0 {
         let err = std::io::Error::last_os_error();
         if err.raw_os_error() == Some(ENOSYS) {
             // A kernel before 4.11.
-            return metadata_inode(path);
+            return metadata_field(path, field);
         }
         return Err(err);
     }
-    let mask = out[0] as u32;
-    if mask & STATX_INO == 0 {
-        return metadata_inode(path);
+    if out[0] as u32 & mask == 0 {
+        return metadata_field(path, field);
     }
-    Ok(out[4])
+    Ok(out[at])
 }
 
 #[cfg(not(target_os = "linux"))]
-fn inode_of(path: &Path) -> std::io::Result<u64> {
-    metadata_inode(path)
+pub fn stat_field(path: &Path, field: Field) -> std::io::Result<u64> {
+    metadata_field(path, field)
 }
 
-fn metadata_inode(path: &Path) -> std::io::Result<u64> {
+fn metadata_field(path: &Path, field: Field) -> std::io::Result<u64> {
     use std::os::unix::fs::MetadataExt;
-    std::fs::metadata(path).map(|meta| meta.ino())
+    std::fs::metadata(path).map(|meta| match field {
+        Field::Inode => meta.ino(),
+        Field::Size => meta.len(),
+    })
 }
 
 /// Makes the WAL of the data file `path` durable: for a copy of the file
@@ -531,13 +549,15 @@ mod tests {
     /// The inode number asked for alone is the one the file's metadata has,
     /// and a missing file is `NotFound`, which the flush takes as "no WAL".
     #[test]
-    fn the_inode_of_a_file_is_its_metadata_s_and_a_missing_file_is_not_found() {
+    fn the_inode_and_size_of_a_file_are_its_metadata_s_and_a_missing_file_is_not_found() {
         use std::os::unix::fs::MetadataExt;
         let dir = tempfile::tempdir().expect("temp dir");
         let path = dir.path().join("some-wal");
         std::fs::write(&path, b"frames").expect("write");
         let inode = super::inode_of(&path).expect("inode");
         assert_eq!(inode, std::fs::metadata(&path).expect("metadata").ino());
+        let size = super::stat_field(&path, super::Field::Size).expect("size");
+        assert_eq!(size, 6);
         let missing = super::inode_of(&dir.path().join("none")).expect_err("missing");
         assert_eq!(missing.kind(), std::io::ErrorKind::NotFound);
     }

@@ -15,15 +15,13 @@
 //! A write past the WAL's allocated end is first given its space
 //! (`SQLITE_FCNTL_SIZE_HINT`, in chunks), so a full disk is reported at the
 //! write that needs the space, as without the buffer. How far the space goes
-//! is kept here, not asked of the file at every commit: on Linux 6.13 and
-//! later a file whose timestamps were read (`fstat`) gets a fine-grained one
-//! at its next write, which dirties its inode, and the WAL's next `fdatasync`
-//! then writes the inode too (`durable::inode_of` says more). It is asked
-//! again only when it may have shrunk: when a run of writes begins at the
-//! WAL's header (the WAL started over, perhaps after another connection's
-//! `wal_checkpoint(TRUNCATE)`, which truncates only a WAL it restarted) and
-//! after a truncation through this file. A buffered write that
-//! then fails is an I/O error of a page the disk had room for; the process
+//! is asked of the file at the start of each run of writes (another
+//! connection, of this process or another, may have truncated the WAL), and
+//! asked for the size alone (`statx`, `durable::stat_field`): an `fstat`
+//! reads the timestamps, and on Linux 6.13 and later a file whose timestamps
+//! were read gets a fine-grained one at its next write, which dirties its
+//! inode, so that the WAL's next `fdatasync` writes the inode too. A buffered
+//! write that then fails is an I/O error of a page the disk had room for; the process
 //! stops there (as for a failed flush: `durable`), since the commit it belongs
 //! to can no longer be refused.
 
@@ -88,17 +86,16 @@ struct Pending {
     /// Where in the WAL `bytes` begin.
     offset: i64,
     bytes: Vec<u8>,
-    /// How far the WAL's space is allocated (`SQLITE_FCNTL_SIZE_HINT`);
-    /// `UNKNOWN` until asked.
+    /// How far the WAL's space is allocated (`SQLITE_FCNTL_SIZE_HINT`).
     allocated: i64,
+    /// The WAL's path, whose size is asked without its timestamps.
+    wal_path: Option<std::path::PathBuf>,
     /// The writes made to the WAL (tests count them).
     writes: u64,
-    /// The times the WAL's size was asked of the file (tests count them).
-    size_reads: u64,
+    /// The times the WAL's size was asked with `fstat`, for want of
+    /// `statx` (tests count them).
+    fstats: u64,
 }
-
-/// `Pending::allocated` before the WAL's size is asked.
-const UNKNOWN: i64 = -1;
 
 const HEADER: usize = std::mem::size_of::<Shim>().next_multiple_of(16);
 
@@ -155,9 +152,10 @@ unsafe extern "C" fn open(
                 wal: ptr::null_mut(),
                 offset: 0,
                 bytes: Vec::new(),
-                allocated: UNKNOWN,
+                allocated: 0,
+                wal_path: None,
                 writes: 0,
-                size_reads: 0,
+                fstats: 0,
             })
         } else {
             let db = ffi::sqlite3_database_file_object(name.cast::<c_char>()).cast::<Shim>();
@@ -170,7 +168,11 @@ unsafe extern "C" fn open(
                 pending.wal = real;
                 pending.offset = 0;
                 pending.bytes.clear();
-                pending.allocated = UNKNOWN;
+                pending.wal_path = (!name.is_null()).then(|| {
+                    use std::os::unix::ffi::OsStrExt;
+                    let name = CStr::from_ptr(name.cast::<c_char>());
+                    std::path::PathBuf::from(std::ffi::OsStr::from_bytes(name.to_bytes()))
+                });
                 let mut chunk = CHUNK;
                 forward!(
                     real,
@@ -211,9 +213,16 @@ unsafe fn pending<'a>(file: *mut ffi::sqlite3_file) -> Option<&'a mut Pending> {
 }
 
 impl Pending {
-    /// Asks the WAL's size of the file.
+    /// Asks the WAL's size of the file, without its timestamps where the
+    /// system can.
     unsafe fn read_size(&mut self) -> c_int {
-        self.size_reads += 1;
+        if let Some(path) = &self.wal_path
+            && let Ok(size) = super::durable::stat_field(path, super::durable::Field::Size)
+        {
+            self.allocated = size as i64;
+            return ffi::SQLITE_OK;
+        }
+        self.fstats += 1;
         unsafe { forward!(self.wal, xFileSize, &mut self.allocated) }
     }
 
@@ -300,14 +309,10 @@ unsafe extern "C" fn write(
             if rc != ffi::SQLITE_OK {
                 return rc;
             }
-            if offset == 0 || p.allocated == UNKNOWN {
-                // The WAL starts over at its header: another connection may
-                // have truncated it (a checkpoint's TRUNCATE restarts the
-                // WAL first, so the next commit begins here).
-                let rc = p.read_size();
-                if rc != ffi::SQLITE_OK {
-                    return rc;
-                }
+            // Another connection may have truncated the WAL since the last.
+            let rc = p.read_size();
+            if rc != ffi::SQLITE_OK {
+                return rc;
             }
             p.offset = offset;
         }
@@ -348,13 +353,7 @@ unsafe extern "C" fn write(
 }
 
 unsafe extern "C" fn truncate(file: *mut ffi::sqlite3_file, size: i64) -> c_int {
-    unsafe {
-        let rc = after_flush!(file, xTruncate, size);
-        if let (Role::Wal(_), Some(p)) = (&shim(file).role, pending(file)) {
-            p.allocated = UNKNOWN;
-        }
-        rc
-    }
+    unsafe { after_flush!(file, xTruncate, size) }
 }
 
 unsafe extern "C" fn sync(file: *mut ffi::sqlite3_file, flags: c_int) -> c_int {
@@ -403,13 +402,29 @@ unsafe extern "C" fn shm_map(
     unsafe { forward!(shim(file).real, xShmMap, page, size, extend, out) }
 }
 
+/// The WAL's write lock: the WAL-index's lock slot 0.
+const WAL_WRITE_LOCK: c_int = 0;
+
 unsafe extern "C" fn shm_lock(
     file: *mut ffi::sqlite3_file,
     offset: c_int,
     n: c_int,
     flags: c_int,
 ) -> c_int {
-    unsafe { forward!(shim(file).real, xShmLock, offset, n, flags) }
+    unsafe {
+        if flags & ffi::SQLITE_SHM_UNLOCK != 0
+            && (offset..offset + n).contains(&WAL_WRITE_LOCK)
+            && let Some(p) = pending(file)
+        {
+            // The write lock is given up. Anything still buffered belongs to
+            // no commit (a commit's frames went out in `shm_barrier`, before
+            // the lock is given up): a spilled transaction rolled back. Kept,
+            // it would go out at the next barrier, over frames another
+            // connection may have committed meanwhile at the same place.
+            p.bytes.clear();
+        }
+        forward!(shim(file).real, xShmLock, offset, n, flags)
+    }
 }
 
 /// Called between the two copies of the WAL index header that publish a
@@ -514,7 +529,7 @@ mod tests {
             );
             assert_eq!(rc, ffi::SQLITE_OK);
             match &(*file.cast::<Shim>()).role {
-                Role::Main(pending) => (pending.writes, pending.size_reads),
+                Role::Main(pending) => (pending.writes, pending.fstats),
                 Role::Wal(_) => panic!("the main file is a main file"),
             }
         }
@@ -562,40 +577,75 @@ mod tests {
         assert!((2..=most).contains(&made), "{made} writes, at most {most}");
     }
 
-    /// Reading a file's timestamps makes its next write dirty its inode
-    /// (Linux 6.13+), so the WAL's size is not asked at every commit; but it
-    /// is after another connection truncated the WAL, whose next commit
-    /// gets its space ahead again.
+    /// The WAL's size is asked without its timestamps (reading them makes
+    /// the file's next write dirty its inode on Linux 6.13+), and asked again
+    /// at every run of writes: after another connection truncated the WAL
+    /// and committed first, the next commit gets its space ahead again.
     #[test]
-    fn the_wal_s_size_is_asked_only_when_it_may_have_shrunk() {
+    fn the_wal_s_size_is_asked_again_after_another_connection_truncated_it() {
         let dir = tempfile::tempdir().expect("temp dir");
         let path = dir.path().join("data.db");
         let conn = through_the_vfs(&path);
         let wal = dir.path().join("data.db-wal");
         let chunk = u64::try_from(super::CHUNK).expect("a chunk's size");
-        insert(&conn, 1, 10);
-        let before = counts(&conn).1;
-        // About 100 KiB of frames, well within the first chunk.
         for _ in 0..50 {
             insert(&conn, 1, 100);
         }
-        assert_eq!(counts(&conn).1, before, "no commit asked the size");
-        let allocated = std::fs::metadata(&wal).expect("the WAL").len();
-        assert_eq!(allocated % chunk, 0, "{allocated}");
+        if cfg!(target_os = "linux") {
+            assert_eq!(counts(&conn).1, 0, "no fstat of the WAL");
+        }
         let other = Connection::open(&path).expect("another connection");
         for round in 0..3 {
             other
                 .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
                 .expect("checkpoint");
             assert_eq!(std::fs::metadata(&wal).expect("the WAL").len(), 0);
-            let before = counts(&conn).1;
+            // The other connection starts the WAL over, and this one's next
+            // commit begins after its frames, not at the header.
+            other
+                .execute("INSERT INTO t (body) VALUES (randomblob(100))", [])
+                .expect("another's commit");
+            assert!(std::fs::metadata(&wal).expect("the WAL").len() < chunk);
             insert(&conn, 1, 100);
-            assert!(
-                counts(&conn).1 > before,
-                "round {round}: the size asked again"
-            );
             let size = std::fs::metadata(&wal).expect("the WAL").len();
             assert_eq!(size, chunk, "round {round}: its space ahead");
+        }
+    }
+
+    /// Frames a transaction spilled and then rolled back are not written
+    /// once the write lock is given up: another connection may by then have
+    /// committed frames at the same place in the WAL.
+    #[test]
+    fn a_rolled_back_transaction_s_frames_never_reach_another_s_commit() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("data.db");
+        let conn = through_the_vfs(&path);
+        conn.execute_batch("PRAGMA cache_size = 20").expect("cache");
+        let other = Connection::open(&path).expect("another connection");
+        insert(&conn, 1, 10);
+        for round in 0..3 {
+            other
+                .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+                .expect("checkpoint");
+            // Spilled into the WAL (buffered), then rolled back.
+            let tx = conn.unchecked_transaction().expect("begin");
+            for _ in 0..60 {
+                tx.execute("INSERT INTO t (body) VALUES (randomblob(3000))", [])
+                    .expect("insert");
+            }
+            tx.rollback().expect("rollback");
+            other
+                .execute("INSERT INTO t (body) VALUES (randomblob(3000))", [])
+                .expect("another's commit");
+            // A read of this connection's begins with a barrier.
+            let (rows, _) = seen(&conn);
+            assert_eq!(rows, round + 2, "round {round}");
+            let fresh = Connection::open(&path).expect("a fresh connection");
+            assert_eq!(seen(&fresh).0, round + 2, "round {round}");
+            let ok: String = fresh
+                .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+                .expect("check");
+            assert_eq!(ok, "ok", "round {round}");
         }
     }
 
