@@ -57,6 +57,7 @@ const INTERVAL: Duration = Duration::from_millis(50);
 pub struct Checkpointer {
     stop: Arc<(Mutex<bool>, Condvar)>,
     thread: Mutex<Option<JoinHandle<()>>>,
+    /// The flag the thread sets (a test makes the thread's round itself).
     #[cfg_attr(not(test), allow(dead_code))]
     caught_up: Arc<CaughtUp>,
 }
@@ -107,7 +108,7 @@ impl std::error::Error for CheckpointError {
 impl Checkpointer {
     pub fn start(path: &Path, caught_up: Arc<CaughtUp>) -> Result<Checkpointer, CheckpointError> {
         let conn = super::open_connection(path).map_err(CheckpointError::Open)?;
-        let caught_up_ = caught_up.clone();
+        let tell_writer = caught_up.clone();
         let stop = Arc::new((Mutex::new(false), Condvar::new()));
         let signal = stop.clone();
         let thread = std::thread::Builder::new()
@@ -120,14 +121,14 @@ impl Checkpointer {
                         .wait_timeout(done, INTERVAL)
                         .unwrap_or_else(|p| p.into_inner())
                         .0;
-                    round(&conn, &caught_up);
+                    round(&conn, &tell_writer);
                 }
             })
             .map_err(CheckpointError::Thread)?;
         Ok(Checkpointer {
             stop,
             thread: Mutex::new(Some(thread)),
-            caught_up: caught_up_,
+            caught_up,
         })
     }
 

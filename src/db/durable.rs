@@ -294,7 +294,7 @@ impl Wal {
 
 /// One field of a file's status that [`stat_field`] asks for alone.
 #[derive(Clone, Copy, Debug)]
-pub enum Field {
+pub(crate) enum Field {
     Inode,
     Size,
 }
@@ -317,7 +317,7 @@ fn inode_of(path: &Path) -> std::io::Result<u64> {
 /// inode, and 19% (the coarse clock's ticks) since the question asks for the
 /// inode alone. The WAL's size (`wal_writes`) is asked the same way.
 #[cfg(target_os = "linux")]
-pub fn stat_field(path: &Path, field: Field) -> std::io::Result<u64> {
+pub(crate) fn stat_field(path: &Path, field: Field) -> std::io::Result<u64> {
     use std::ffi::{CString, c_char, c_int, c_uint};
     use std::os::unix::ffi::OsStrExt;
     unsafe extern "C" {
@@ -357,7 +357,7 @@ pub fn stat_field(path: &Path, field: Field) -> std::io::Result<u64> {
 }
 
 #[cfg(not(target_os = "linux"))]
-pub fn stat_field(path: &Path, field: Field) -> std::io::Result<u64> {
+pub(crate) fn stat_field(path: &Path, field: Field) -> std::io::Result<u64> {
     metadata_field(path, field)
 }
 

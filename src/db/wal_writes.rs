@@ -20,10 +20,13 @@
 //! asked for the size alone (`statx`, `durable::stat_field`): an `fstat`
 //! reads the timestamps, and on Linux 6.13 and later a file whose timestamps
 //! were read gets a fine-grained one at its next write, which dirties its
-//! inode, so that the WAL's next `fdatasync` writes the inode too. A buffered
-//! write that then fails is an I/O error of a page the disk had room for; the process
-//! stops there (as for a failed flush: `durable`), since the commit it belongs
-//! to can no longer be refused.
+//! inode, so that the WAL's next `fdatasync` writes the inode too.
+//!
+//! A buffered write that then fails is an I/O error of a page the disk had
+//! room for; the process stops there (as for a failed flush: `durable`),
+//! since the commit it belongs to can no longer be refused. What is still
+//! buffered when the WAL's write lock is given up belongs to no commit (a
+//! spilled transaction rolled back) and is dropped.
 
 use std::ffi::{CStr, c_char, c_int, c_void};
 use std::ptr;
