@@ -323,7 +323,7 @@ fn prepare(
     kind: &'static Kind,
     job: Option<&Document>,
     subject: Subject<'_>,
-    checked: serde_json::Map<String, Value>,
+    checked: &serde_json::Map<String, Value>,
     resolved: &mut Resolved,
 ) -> ApiResult<Prepared> {
     let (doc_id, old) = match subject {
@@ -363,22 +363,33 @@ enum Input {
     Many(Vec<ApiResult<serde_json::Map<String, Value>>>),
 }
 
+/// What one run of a create's write reads: the bodies, borrowed, since the
+/// write may run again (`db::writer`: its batch replayed), and resolving
+/// builds a new body anyway (`schema::resolve`).
+enum Run<'a> {
+    One(ApiResult<&'a serde_json::Map<String, Value>>),
+    Many(Vec<ApiResult<&'a serde_json::Map<String, Value>>>),
+}
+
 impl Input {
-    /// What one run of the create's write consumes: a copy, since the write
-    /// may run again (`db::writer`: its batch replayed), made in the writer
-    /// so that only the write running holds a second copy of a body. An
-    /// input holding an error fails its write, which then never runs again:
-    /// that run takes the input itself.
-    fn for_run(&mut self) -> Input {
-        let copy = match self {
-            Input::One(body) => body.as_ref().ok().map(|body| Input::One(Ok(body.clone()))),
-            Input::Many(items) => items
-                .iter()
-                .map(|item| item.as_ref().ok().cloned().map(Ok))
-                .collect::<Option<Vec<_>>>()
-                .map(Input::Many),
-        };
-        copy.unwrap_or_else(|| std::mem::replace(self, Input::Many(Vec::new())))
+    fn for_run(&mut self) -> Run<'_> {
+        // An error fails its write, which then never runs again: that run
+        // takes it.
+        fn item(
+            item: &mut ApiResult<serde_json::Map<String, Value>>,
+        ) -> ApiResult<&serde_json::Map<String, Value>> {
+            match item {
+                Ok(body) => Ok(body),
+                Err(error) => Err(std::mem::replace(
+                    error,
+                    ApiError::internal("a create's failed write ran again"),
+                )),
+            }
+        }
+        match self {
+            Input::One(body) => Run::One(item(body)),
+            Input::Many(items) => Run::Many(items.iter_mut().map(item).collect()),
+        }
     }
 }
 
@@ -450,7 +461,7 @@ fn new_document(
     scope: &Scope,
     kind: &'static Kind,
     job: Option<&Document>,
-    body: serde_json::Map<String, Value>,
+    body: &serde_json::Map<String, Value>,
     resolved: &mut Resolved,
 ) -> ApiResult<(Document, Vec<Arc<CatalogItem>>)> {
     let id = crate::ids::new_id();
@@ -480,7 +491,7 @@ fn create_many(
     scope: &Scope,
     kind: &'static Kind,
     job: Option<&Document>,
-    items: Vec<ApiResult<serde_json::Map<String, Value>>>,
+    items: Vec<ApiResult<&serde_json::Map<String, Value>>>,
     prefix: &str,
 ) -> ApiResult<Vec<Arc<Shown>>> {
     rules::before_create(&Placement {
@@ -531,14 +542,14 @@ pub async fn create(
         .write_in(move |conn, scope| {
             let job = job(conn, scope, &target)?;
             match input.for_run() {
-                Input::One(body) => {
+                Run::One(body) => {
                     let mut resolved = Resolved::default();
                     let (doc, used) =
                         new_document(conn, scope, kind, job.as_ref(), body?, &mut resolved)?;
                     store::insert(conn, &doc)?;
                     Ok(vec![store::shown(conn, doc, used)?])
                 }
-                Input::Many(items) => create_many(conn, scope, kind, job.as_ref(), items, prefix),
+                Run::Many(items) => create_many(conn, scope, kind, job.as_ref(), items, prefix),
             }
         })
         .await
@@ -599,7 +610,7 @@ pub async fn patch(mut ctx: Ctx, kind: &'static Kind) -> ApiResult<Response> {
                 kind,
                 job.as_ref(),
                 Subject::Stored(&doc),
-                schema::check(kind, &merged)?,
+                &schema::check(kind, &merged)?,
                 &mut Resolved::default(),
             )?;
             if normalized != doc.body {

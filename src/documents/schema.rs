@@ -63,9 +63,11 @@ pub fn check(kind: &Kind, body: &Value) -> ApiResult<Map<String, Value>> {
 
 /// A body [`check`] made, its catalog references resolved to record ids
 /// (missing records created through `refs`) and its organization ids found.
+/// Borrows the body and builds the resolved one: a write may run again
+/// (`db::writer`), and a reference's object is replaced, never copied.
 pub fn resolve(
     kind: &Kind,
-    body: Map<String, Value>,
+    body: &Map<String, Value>,
     refs: &mut RefContext<'_>,
 ) -> ApiResult<Map<String, Value>> {
     resolve_object(kind.fields, body, "", refs)
@@ -73,43 +75,50 @@ pub fn resolve(
 
 fn resolve_object(
     fields: &'static [Field],
-    mut map: Map<String, Value>,
+    map: &Map<String, Value>,
     prefix: &str,
     refs: &mut RefContext<'_>,
 ) -> ApiResult<Map<String, Value>> {
+    // Resolved in the fields' order (the order records are created in and
+    // errors found), placed in the body's.
+    let mut resolved = Vec::new();
     for field in fields.iter().filter(|f| holds_references(&f.ty)) {
-        if let Some(value) = map.get_mut(field.name) {
+        if let Some(value) = map.get(field.name) {
             let path = validate::join(prefix, field.name);
-            *value = resolve_value(&field.ty, std::mem::take(value), &path, refs)?;
+            resolved.push((field.name, resolve_value(&field.ty, value, &path, refs)?));
         }
     }
-    Ok(map)
+    let mut out = Map::with_capacity(map.len());
+    for (name, value) in map {
+        let value = match resolved.iter().position(|(n, _)| *n == name.as_str()) {
+            Some(i) => resolved.swap_remove(i).1,
+            None => value.clone(),
+        };
+        out.insert(name.clone(), value);
+    }
+    Ok(out)
 }
 
 fn resolve_value(
     ty: &'static Type,
-    value: Value,
+    value: &Value,
     path: &str,
     refs: &mut RefContext<'_>,
 ) -> ApiResult<Value> {
-    match ty {
-        Type::Catalog(_) | Type::Organization => {
-            normalize_value(ty, &value, path, &mut References::Resolve(refs))
+    match (ty, value) {
+        (Type::Catalog(_) | Type::Organization, _) => {
+            normalize_value(ty, value, path, &mut References::Resolve(refs))
         }
-        Type::Object(fields) => match value {
-            Value::Object(map) => Ok(Value::Object(resolve_object(fields, map, path, refs)?)),
-            other => Ok(other),
-        },
-        Type::Array(inner) => match value {
-            Value::Array(items) => items
-                .into_iter()
-                .enumerate()
-                .map(|(i, item)| resolve_value(inner, item, &format!("{path}[{i}]"), refs))
-                .collect::<ApiResult<Vec<_>>>()
-                .map(Value::Array),
-            other => Ok(other),
-        },
-        _ => Ok(value),
+        (Type::Object(fields), Value::Object(map)) => {
+            Ok(Value::Object(resolve_object(fields, map, path, refs)?))
+        }
+        (Type::Array(inner), Value::Array(items)) => items
+            .iter()
+            .enumerate()
+            .map(|(i, item)| resolve_value(inner, item, &format!("{path}[{i}]"), refs))
+            .collect::<ApiResult<Vec<_>>>()
+            .map(Value::Array),
+        _ => Ok(value.clone()),
     }
 }
 
