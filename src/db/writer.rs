@@ -606,6 +606,11 @@ impl Thread {
                         answer();
                     } else {
                         syncer.after_flush(after, Box::new(answer));
+                        // The batch's frames go to the disk now, while the
+                        // syncer may still be flushing an earlier batch.
+                        if let Conn::Sqlite(conn) = &self.conn {
+                            super::wal_writes::start_writeback(conn);
+                        }
                     }
                 }
                 None => answer(),
