@@ -102,7 +102,8 @@ struct Pending {
     /// ([`start_writeback`]): from, to.
     unstarted: Option<(i64, i64)>,
     /// The WAL opened for starting writeback (the real file's descriptor
-    /// is SQLite's own); opened at the first start, again after the WAL is.
+    /// is SQLite's own): opened at the first start, and again after SQLite
+    /// opens the WAL again.
     started_through: Option<std::fs::File>,
     /// The writes made to the WAL (tests count them).
     writes: u64,
@@ -306,9 +307,10 @@ impl Pending {
 /// still flushing an earlier batch, the disk then already receives this
 /// one's frames, and its flush waits only for the rest and the cache flush
 /// (on this project's 2-core VM under POST load, `perf trace` timed the
-/// flushes at 241 µs on average instead of 419). A hint only, never needed for durability (the
-/// flush writes whatever is left); on another connection, or where the
-/// system has no `sync_file_range`, it does nothing.
+/// flushes at 241 µs on average instead of 419). A hint only, never needed
+/// for durability (the flush writes whatever is left); on another
+/// connection, or where the system has no `sync_file_range`, it does
+/// nothing.
 pub fn start_writeback(conn: &rusqlite::Connection) {
     let mut file: *mut ffi::sqlite3_file = ptr::null_mut();
     // SAFETY: the connection is open; its main file is one of this VFS's

@@ -372,6 +372,7 @@ enum Run<'a> {
 }
 
 impl Input {
+    /// The bodies for one run of the create's write.
     fn for_run(&mut self) -> Run<'_> {
         // An error fails its write, which then never runs again: that run
         // takes it.
