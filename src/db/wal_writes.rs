@@ -312,21 +312,31 @@ impl Pending {
 /// connection, or where the system has no `sync_file_range`, it does
 /// nothing.
 pub fn start_writeback(conn: &rusqlite::Connection) {
+    // SAFETY: the connection's handle, open while `conn` is borrowed.
+    if let Some(pending) = unsafe { main_pending(conn.handle()) } {
+        pending.start_writeback();
+    }
+}
+
+/// The pending writes of the connection `db`'s main file, when that file is
+/// one of this VFS's.
+unsafe fn main_pending<'a>(db: *mut ffi::sqlite3) -> Option<&'a mut Pending> {
     let mut file: *mut ffi::sqlite3_file = ptr::null_mut();
-    // SAFETY: the connection is open; its main file is one of this VFS's
-    // when its methods are this VFS's, and only then is it taken as a shim.
+    // SAFETY: an open connection; its main file is taken as a shim only
+    // when its methods are this VFS's.
     unsafe {
         let rc = ffi::sqlite3_file_control(
-            conn.handle(),
+            db,
             c"main".as_ptr(),
             ffi::SQLITE_FCNTL_FILE_POINTER,
             (&raw mut file).cast(),
         );
         if rc != ffi::SQLITE_OK || file.is_null() || !ptr::eq((*file).pMethods, &METHODS) {
-            return;
+            return None;
         }
-        if let Role::Main(pending) = &mut shim(file).role {
-            pending.start_writeback();
+        match &mut shim(file).role {
+            Role::Main(pending) => Some(pending),
+            Role::Wal(_) => None,
         }
     }
 }
@@ -584,9 +594,9 @@ static METHODS: ffi::sqlite3_io_methods = ffi::sqlite3_io_methods {
 mod tests {
     use std::path::Path;
 
-    use rusqlite::{Connection, OpenFlags, ffi};
+    use rusqlite::{Connection, OpenFlags};
 
-    use super::{MAX_PENDING, MAX_WRITE, Role, Shim};
+    use super::{MAX_PENDING, MAX_WRITE};
 
     fn through_the_vfs(path: &Path) -> Connection {
         super::register();
@@ -619,21 +629,8 @@ mod tests {
 
     /// The main file's state of a connection opened through the VFS.
     fn pending_of(conn: &Connection) -> &super::Pending {
-        let mut file: *mut ffi::sqlite3_file = std::ptr::null_mut();
-        // SAFETY: the connection is open; the main file is one of this VFS's.
-        unsafe {
-            let rc = ffi::sqlite3_file_control(
-                conn.handle(),
-                c"main".as_ptr(),
-                ffi::SQLITE_FCNTL_FILE_POINTER,
-                (&raw mut file).cast(),
-            );
-            assert_eq!(rc, ffi::SQLITE_OK);
-            match &(*file.cast::<Shim>()).role {
-                Role::Main(pending) => pending,
-                Role::Wal(_) => panic!("the main file is a main file"),
-            }
-        }
+        // SAFETY: the connection is open while it is borrowed.
+        unsafe { super::main_pending(conn.handle()) }.expect("a main file of this VFS")
     }
 
     /// What a reader on the default VFS finds: rows, and their bytes summed.
