@@ -119,30 +119,19 @@ fn round(conn: &rusqlite::Connection, caught_up: &CaughtUp, flushed: &mut c_int)
 /// (`SQLITE_FCNTL_FILE_POINTER`, then the file's `xSync`): a descriptor of our
 /// own on the file would, once closed, drop the locks SQLite holds on it.
 fn sync_database(conn: &rusqlite::Connection) -> Result<(), c_int> {
-    let mut file: *mut ffi::sqlite3_file = std::ptr::null_mut();
-    // SAFETY: the handle is this thread's open connection; the file control
-    // writes the main database's `sqlite3_file` pointer into `file`.
-    let rc = unsafe {
-        ffi::sqlite3_file_control(
-            conn.handle(),
-            c"main".as_ptr(),
-            ffi::SQLITE_FCNTL_FILE_POINTER,
-            (&raw mut file).cast(),
-        )
-    };
-    if rc != ffi::SQLITE_OK {
-        return Err(rc);
-    }
-    // SAFETY: a non-null file SQLite handed out is open with its methods
-    // until the connection closes, and only this thread uses the connection.
-    let sync = unsafe { file.as_ref() }
-        .and_then(|file| unsafe { file.pMethods.as_ref() })
-        .and_then(|methods| methods.xSync)
-        .ok_or(ffi::SQLITE_MISUSE)?;
-    // SAFETY: as above.
-    match unsafe { sync(file, ffi::SQLITE_SYNC_NORMAL) } {
-        ffi::SQLITE_OK => Ok(()),
-        code => Err(code),
+    // SAFETY: this thread's open connection, which only this thread uses;
+    // its main file is open with its methods until the connection closes.
+    unsafe {
+        let file = super::wal_writes::main_file(conn.handle())?;
+        let sync = (*file)
+            .pMethods
+            .as_ref()
+            .and_then(|methods| methods.xSync)
+            .ok_or(ffi::SQLITE_MISUSE)?;
+        match sync(file, ffi::SQLITE_SYNC_NORMAL) {
+            ffi::SQLITE_OK => Ok(()),
+            code => Err(code),
+        }
     }
 }
 

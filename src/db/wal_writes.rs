@@ -321,23 +321,41 @@ pub fn start_writeback(conn: &rusqlite::Connection) {
 /// The pending writes of the connection `db`'s main file, when that file is
 /// one of this VFS's.
 unsafe fn main_pending<'a>(db: *mut ffi::sqlite3) -> Option<&'a mut Pending> {
-    let mut file: *mut ffi::sqlite3_file = ptr::null_mut();
     // SAFETY: an open connection; its main file is taken as a shim only
     // when its methods are this VFS's.
     unsafe {
-        let rc = ffi::sqlite3_file_control(
-            db,
-            c"main".as_ptr(),
-            ffi::SQLITE_FCNTL_FILE_POINTER,
-            (&raw mut file).cast(),
-        );
-        if rc != ffi::SQLITE_OK || file.is_null() || !ptr::eq((*file).pMethods, &METHODS) {
+        let file = main_file(db).ok()?;
+        if !ptr::eq((*file).pMethods, &METHODS) {
             return None;
         }
         match &mut shim(file).role {
             Role::Main(pending) => Some(pending),
             Role::Wal(_) => None,
         }
+    }
+}
+
+/// The `sqlite3_file` of the connection `db`'s main database, whichever VFS
+/// opened it (`SQLITE_FCNTL_FILE_POINTER`); SQLite's error code when there
+/// is none. It stays open with its methods until the connection closes.
+///
+/// # Safety
+/// `db` is an open connection, used by no other thread meanwhile.
+pub(super) unsafe fn main_file(db: *mut ffi::sqlite3) -> Result<*mut ffi::sqlite3_file, c_int> {
+    let mut file: *mut ffi::sqlite3_file = ptr::null_mut();
+    // SAFETY: as the caller promises; the file control writes the pointer.
+    let rc = unsafe {
+        ffi::sqlite3_file_control(
+            db,
+            c"main".as_ptr(),
+            ffi::SQLITE_FCNTL_FILE_POINTER,
+            (&raw mut file).cast(),
+        )
+    };
+    match rc {
+        ffi::SQLITE_OK if !file.is_null() => Ok(file),
+        ffi::SQLITE_OK => Err(ffi::SQLITE_MISUSE),
+        code => Err(code),
     }
 }
 
