@@ -17,7 +17,7 @@ pub const SCHEMA: &str = include_str!("../../schema.sql");
 
 /// The version `schema.sql` describes. Raise it with every schema change and add
 /// the step that takes version `CURRENT_VERSION - 1` to it.
-pub const CURRENT_VERSION: i64 = 11;
+pub const CURRENT_VERSION: i64 = 12;
 
 /// Step `i` takes a file from version `i + 1` to `i + 2`.
 const STEPS: &[&str] = &[
@@ -31,6 +31,7 @@ const STEPS: &[&str] = &[
     include_str!("migrations/0009_tenant_workspaces.sql"),
     include_str!("migrations/0010_catalog_item_uses.sql"),
     include_str!("migrations/0011_documents_kind_check.sql"),
+    include_str!("migrations/0012_location_domains.sql"),
 ];
 
 const _: () = assert!(STEPS.len() as i64 == CURRENT_VERSION - 1);
@@ -318,7 +319,7 @@ mod tests {
         };
         assert_eq!(temporary_b_trees(&other), 1, "version 10 builds one");
         migrate(&mut conn).unwrap();
-        assert_eq!(schema_version(&conn).unwrap(), 11);
+        assert_eq!(schema_version(&conn).unwrap(), CURRENT_VERSION);
         for (c, id) in [(&conn, "q1"), (&other, "q2")] {
             // A write first: the other connection reads the schema again
             // when it finds the cookie moved.

@@ -20,6 +20,11 @@
 --   of that lock, head and commits, which SQLite has no use for.
 -- * The change log's triggers are not here: changes::capture::install makes
 --   them from the list of covered tables (src/changes/sources.rs).
+-- * A CHECK on the values of one column that the service's most frequent
+--   writes run is a domain (the locations' catalog, hemispheres and status,
+--   version 12): PostgreSQL parses a table's CHECK constraints again for
+--   every statement that writes a row, a domain's constraint once per
+--   connection. The driver binds and reads a domain as its base type.
 -- * WITHOUT ROWID goes: PostgreSQL tables are heaps with separate indexes.
 -- * json_extract(body, '$.x') in an index is
 --   NULLIF((body::jsonb) #> '{x}', 'null'::jsonb): a JSON null and a missing
@@ -62,9 +67,16 @@ CREATE TABLE sessions (
 );
 CREATE INDEX sessions_account ON sessions (account_id);
 
+-- The values a location's enumerated columns may take (SQLite: the table's
+-- CHECKs; here domains, see the translation above).
+CREATE DOMAIN location_catalog AS text CHECK (VALUE IN ('ports', 'inland_facilities'));
+CREATE DOMAIN north_south AS text CHECK (VALUE IN ('N', 'S'));
+CREATE DOMAIN east_west AS text CHECK (VALUE IN ('E', 'W'));
+CREATE DOMAIN location_status AS text CHECK (VALUE IN ('ACTIVE', 'INACTIVE'));
+
 -- The two location catalogs (ports, inland facilities) share one table and one shape.
 CREATE TABLE locations (
-    catalog          text    NOT NULL CHECK (catalog IN ('ports', 'inland_facilities')),
+    catalog          location_catalog NOT NULL,
     client_code      text    NOT NULL,
     name             text    NOT NULL,
     -- Lower-cased name for case-insensitive substring search beyond ASCII.
@@ -74,12 +86,12 @@ CREATE TABLE locations (
     latitude_deg     bigint,
     latitude_min     bigint,
     latitude_sec     double precision,
-    latitude_ns      text CHECK (latitude_ns IN ('N', 'S')),
+    latitude_ns      north_south,
     longitude_deg    bigint,
     longitude_min    bigint,
     longitude_sec    double precision,
-    longitude_we     text CHECK (longitude_we IN ('E', 'W')),
-    status_code      text    NOT NULL CHECK (status_code IN ('ACTIVE', 'INACTIVE')),
+    longitude_we     east_west,
+    status_code      location_status NOT NULL,
     restrictions     text,
     general_comments text,
     created_at       bigint  NOT NULL,

@@ -30,8 +30,18 @@ fn mismatch(value: &Value, ty: &Type) -> BoxError {
     format!("cannot bind {} to a parameter of type {ty}", value.kind()).into()
 }
 
+/// The type a value of `ty` is sent and read as: a domain's base type (its
+/// constraint is checked by the server), any other type itself.
+fn base(ty: &Type) -> &Type {
+    match ty.kind() {
+        Kind::Domain(inner) => base(inner),
+        _ => ty,
+    }
+}
+
 impl ToSql for Value {
     fn to_sql(&self, ty: &Type, out: &mut BytesMut) -> Result<IsNull, BoxError> {
+        let ty = base(ty);
         match (self, ty) {
             (Value::Null, _) => return Ok(IsNull::Yes),
             (Value::Integer(i), &Type::INT8) => out.put_i64(*i),
@@ -109,6 +119,7 @@ pub fn value_ref(
         .get(column)
         .ok_or("no such column in the row")?
         .type_();
+    let ty = base(ty);
     let Raw(raw) = row.try_get::<_, Raw<'_>>(column)?;
     let Some(raw) = raw else {
         return Ok(ValueRef::Null);
@@ -142,6 +153,7 @@ pub fn value_ref(
 
 impl<'a> FromSql<'a> for Value {
     fn from_sql(ty: &Type, raw: &'a [u8]) -> Result<Value, BoxError> {
+        let ty = base(ty);
         Ok(match *ty {
             Type::INT8 => Value::Integer(i64::from_sql(ty, raw)?),
             Type::INT4 => Value::Integer(i32::from_sql(ty, raw)?.into()),

@@ -207,6 +207,86 @@ fn the_postgres_schema_has_the_sqlite_schemas_tables_columns_and_indexes() {
     assert_eq!(pg.indexes, sqlite.indexes, "indexes");
 }
 
+/// Every column's domain and every CHECK, of a table or of a domain, by
+/// name and definition: what `pg_shape` (data types as the base type) does
+/// not compare.
+fn constraints(client: &Client) -> Vec<Vec<Value>> {
+    let rows = client
+        .query(
+            "SELECT table_name::text || '.' || column_name::text, domain_name::text \
+             FROM information_schema.columns \
+             WHERE table_schema = current_schema() AND domain_name IS NOT NULL \
+             UNION ALL \
+             SELECT coalesce(c.conrelid::regclass::text, c.contypid::regtype::text), \
+                    pg_get_constraintdef(c.oid) \
+             FROM pg_constraint c \
+             WHERE c.contype = 'c' AND c.connamespace = current_schema()::regnamespace \
+             ORDER BY 1, 2",
+            &[],
+        )
+        .unwrap();
+    rows.iter().map(|row| row.values().to_vec()).collect()
+}
+
+/// The locations' catalog, hemispheres and status are domains (version 12:
+/// PostgreSQL keeps a domain's constraint parsed, and parses a table's
+/// CHECKs for every statement that writes): they refuse what the CHECKs
+/// refused, bind and read as text, and the table has no CHECK left.
+#[test]
+fn the_locations_enumerated_columns_are_domains_that_refuse_other_values() {
+    let (_, client) = fresh();
+    apply_schema(&client).unwrap();
+    let insert = |catalog: &str, ns: &str, we: &str, status: &str| {
+        client.execute(
+            "INSERT INTO locations (catalog, client_code, name, name_folded, latitude_ns, \
+             longitude_we, status_code, created_at, creator, modified_at, modifier) \
+             VALUES (?1, 'XXAAA', 'A', 'a', ?2, ?3, ?4, 1, 'c', 1, 'c')",
+            &[
+                Value::Text(catalog.into()),
+                Value::Text(ns.into()),
+                Value::Text(we.into()),
+                Value::Text(status.into()),
+            ],
+        )
+    };
+    for (values, domain) in [
+        (["harbours", "N", "E", "ACTIVE"], "location_catalog"),
+        (["ports", "X", "E", "ACTIVE"], "north_south"),
+        (["ports", "N", "X", "ACTIVE"], "east_west"),
+        (["ports", "N", "E", "active"], "location_status"),
+    ] {
+        let error = insert(values[0], values[1], values[2], values[3]).unwrap_err();
+        assert!(error.to_string().contains(domain), "{values:?}: {error}");
+    }
+    insert("inland_facilities", "S", "W", "INACTIVE").unwrap();
+    let row = client
+        .query_row(
+            "SELECT catalog, latitude_ns, longitude_we, status_code FROM locations",
+            &[],
+        )
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        row.values(),
+        ["inland_facilities", "S", "W", "INACTIVE"].map(|v| Value::Text(v.into()))
+    );
+    let checks = constraints(&client);
+    assert!(
+        !checks
+            .iter()
+            .any(|row| row[0] == Value::Text("locations".into())),
+        "{checks:?}"
+    );
+    assert_eq!(
+        checks
+            .iter()
+            .filter(|row| row[0].as_str().is_some_and(|c| c.starts_with("locations.")))
+            .count(),
+        4,
+        "{checks:?}"
+    );
+}
+
 /// One organization, `o`, written by a statement of its own.
 fn insert_organization(client: &Client) {
     client
@@ -315,6 +395,15 @@ fn an_older_database_is_brought_forward_by_the_steps_and_one_before_them_refused
              CREATE INDEX document_refs_item ON document_refs (item_id); \
              CREATE TRIGGER quayside_count BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE \
                  ON document_refs FOR EACH STATEMENT EXECUTE FUNCTION quayside_count_commit(); \
+             ALTER TABLE locations \
+                 ALTER COLUMN catalog TYPE text, ALTER COLUMN latitude_ns TYPE text, \
+                 ALTER COLUMN longitude_we TYPE text, ALTER COLUMN status_code TYPE text, \
+                 ADD CHECK (catalog IN ('ports', 'inland_facilities')), \
+                 ADD CHECK (latitude_ns IN ('N', 'S')), \
+                 ADD CHECK (longitude_we IN ('E', 'W')), \
+                 ADD CHECK (status_code IN ('ACTIVE', 'INACTIVE')); \
+             DROP DOMAIN location_catalog; DROP DOMAIN north_south; \
+             DROP DOMAIN east_west; DROP DOMAIN location_status; \
              UPDATE quayside_meta SET schema_version = 7",
         )
         .unwrap();
@@ -348,6 +437,11 @@ fn an_older_database_is_brought_forward_by_the_steps_and_one_before_them_refused
     );
     assert_eq!(schema_version(&client).unwrap(), Some(CURRENT_VERSION));
     assert_eq!(pg_shape(&client), pg_shape(&fresh_client));
+    assert_eq!(
+        constraints(&client),
+        constraints(&fresh_client),
+        "version 12 made the locations' CHECKs domains"
+    );
     let count = client
         .query_row("SELECT count(*) FROM organizations", &[])
         .unwrap()

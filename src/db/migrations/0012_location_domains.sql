@@ -1,0 +1,5 @@
+-- Version 12 is PostgreSQL's alone: there the CHECKs on the locations'
+-- catalog, hemispheres and status become domains, which PostgreSQL keeps
+-- parsed, where it parses a table's CHECKs again for every statement that
+-- writes a row (`db::pg::schema`, LOCATION_DOMAINS). SQLite keeps its
+-- CHECKs, compiled with each prepared statement: this step has no statement.
