@@ -419,7 +419,30 @@ fn an_older_database_is_brought_forward_by_the_steps_and_one_before_them_refused
                  VALUES ('j1', 'i1'), ('j2', 'i1'), ('j2', 'i2')",
         )
         .unwrap();
+    client
+        .batch_execute(
+            "INSERT INTO locations (catalog, client_code, name, name_folded, status_code, \
+                 created_at, creator, modified_at, modifier) \
+             VALUES ('ports', 'NLRTM', 'Rotterdam', 'rotterdam', 'ACTIVE', 1, 'c', 1, 'c'), \
+                    ('ports', 'DEHAM', 'Hamburg', 'hamburg', 'ACTIVE', 1, 'c', 1, 'c'); \
+             ANALYZE locations",
+        )
+        .unwrap();
     apply_schema(&client).unwrap();
+    let analyzed = client
+        .query_row(
+            "SELECT count(*) FROM pg_stats \
+             WHERE schemaname = current_schema() AND tablename = 'locations' \
+             AND attname IN ('catalog', 'latitude_ns', 'longitude_we', 'status_code')",
+            &[],
+        )
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        analyzed[0],
+        Value::Integer(4),
+        "version 12 analyzed the columns it rewrote (their statistics go with the rewrite)"
+    );
     let uses = client
         .query(
             "SELECT item_id, uses FROM catalog_item_uses ORDER BY 1",
