@@ -1,5 +1,7 @@
 -- Quayside schema on PostgreSQL: the translation of the repository's
--- schema.sql (the SQLite schema) at the same version, 7. Same tables, same
+-- schema.sql (the SQLite schema) at the same version, the current one
+-- (db::migrate::CURRENT_VERSION; a database made at an older one, from 7
+-- on, is brought forward by db::pg::schema's steps). Same tables, same
 -- columns in the same order, same index names: tests/it/pg/schema.rs holds
 -- the two to that, and lists the deliberate differences.
 --
