@@ -732,28 +732,42 @@ impl Db {
     /// [`Db::write_as`] for a write of bookkeeping only: one that changes no
     /// data any cache holds and nothing the change log covers (the planner's
     /// statistics, a session's sliding expiry, an incremental vacuum step).
-    /// On a data file the caches keep their entries across its commit (see
-    /// [`stamp`]); a write that does append changes is treated as any other.
+    /// Its commit leaves the caches' entries valid, on either engine:
+    /// - on a data file it goes through the writer, which recognises a
+    ///   commit of bookkeeping only (see [`stamp`]); a write that does
+    ///   append changes is treated as any other;
+    /// - on PostgreSQL it runs aside ([`Db::write_aside`]), in a transaction
+    ///   of its own that the tables' counting triggers do not count
+    ///   (`uncounted`): `change_log.commits` stays where it was, so no
+    ///   process's caches are emptied, and no other process's writer finds
+    ///   a foreign commit before its next batch. A server with many users
+    ///   refreshes some session's expiry every few seconds; through the
+    ///   writer each refresh emptied every process's read cache.
     pub fn write_bookkeeping<T, F>(
         &self,
         actor: Arc<str>,
         f: F,
-    ) -> impl Future<Output = ApiResult<T>> + Send + 'static
+    ) -> std::pin::Pin<Box<dyn Future<Output = ApiResult<T>> + Send + 'static>>
     where
         F: FnMut(&Conn) -> ApiResult<T> + Send + 'static,
         T: Send + 'static,
     {
-        self.writer.submit(actor, true, f)
+        if self.aside.is_some() {
+            let mut f = f;
+            return self.write_aside(move |conn| uncounted(conn, &mut f));
+        }
+        Box::pin(self.writer.submit(actor, true, f))
     }
 
     /// Runs `f` outside the writer, on a connection of its own where each
-    /// statement commits by itself: for the one write that must not count
-    /// as a commit, PostgreSQL's record of a failed login (`login_failures`:
-    /// no counting trigger, nothing caches it, the change log does not cover
-    /// it). Through the writer it would move the commit counter, and every
-    /// wrong password would empty every process's caches and wake every
-    /// waiting feed reader. On a data file it is a write through the writer
-    /// like any other (failed logins are counted in memory there).
+    /// statement commits by itself: for the writes that must not count as a
+    /// commit, PostgreSQL's record of a failed login (`login_failures`: no
+    /// counting trigger, nothing caches it, the change log does not cover
+    /// it) and bookkeeping ([`Db::write_bookkeeping`]). Through the writer
+    /// they would move the commit counter, and every wrong password would
+    /// empty every process's caches and wake every waiting feed reader. On
+    /// a data file it is a write through the writer like any other (failed
+    /// logins are counted in memory there).
     pub fn write_aside<T, F>(
         &self,
         f: F,
@@ -828,6 +842,26 @@ impl Db {
                 source,
             })?;
         Ok(())
+    }
+}
+
+/// Runs `f` on an aside connection to PostgreSQL ([`Db::write_aside`]) as one
+/// transaction that the tables' counting triggers (`quayside_count_commit`)
+/// take as counted already, so that `change_log.commits` does not move: for
+/// bookkeeping only ([`Db::write_bookkeeping`]). Rolled back when `f` fails.
+fn uncounted<T>(conn: &Conn, f: &mut impl FnMut(&Conn) -> ApiResult<T>) -> ApiResult<T> {
+    conn.execute_batch("BEGIN; SELECT set_config('quayside.counted', 'yes', true)")?;
+    match f(conn) {
+        Ok(value) => {
+            conn.execute_batch("COMMIT")?;
+            Ok(value)
+        }
+        Err(err) => {
+            if let Err(rollback) = conn.execute_batch("ROLLBACK") {
+                log::warn!("a bookkeeping write could not be rolled back: {rollback}");
+            }
+            Err(err)
+        }
     }
 }
 

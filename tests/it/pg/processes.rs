@@ -471,6 +471,45 @@ fn failed_logins_through_either_process_leave_the_commit_counter_alone() {
     assert_eq!(reply.status, 200, "{}", reply.text());
 }
 
+/// A session's sliding expiry, refreshed through either process, is
+/// bookkeeping: it changes nothing a cache holds, so it is not counted as a
+/// commit and empties no process's caches (as on a data file, where such a
+/// commit is recognised by the writer, `db::stamp`). The session stays live
+/// on both, and a logout through one is still refused by the other at once.
+#[test]
+fn a_session_refreshed_through_either_process_leaves_the_commit_counter_alone() {
+    // An idle limit of 2 s: the expiry is refreshed every 250 ms of use.
+    let p = pair(&["--session-idle-secs", "2"]);
+    let admin = p.a.admin_key();
+    let created = p.a.put(&port_path(), &admin, &json!({"name": "Rotterdam"}));
+    assert_eq!(created.status, 201, "{}", created.text());
+    let key = p.b.add_user("alice", &[]);
+    live(&p.a, &key);
+    live(&p.b, &key);
+    let commits = || p.count("SELECT commits FROM change_log WHERE id = 1", &[]);
+    let used = || {
+        p.count(
+            "SELECT s.last_used_at FROM sessions s JOIN accounts a ON a.id = s.account_id \
+             WHERE a.username = $1",
+            &["alice"],
+        )
+    };
+    let before = commits();
+    for server in [&p.a, &p.b] {
+        let last = used();
+        wait_for("the session's expiry refreshed", 10, || {
+            live(server, &key);
+            (used() > last).then_some(())
+        });
+    }
+    assert_eq!(commits(), before, "a refreshed expiry counted as a commit");
+    let out = p.b.delete("/api/rest/1.0/sessions/alice", &key);
+    assert_eq!(out.status, 204, "{}", out.text());
+    assert!(commits() > before, "a logout is a commit");
+    refused(&p.a, &key);
+    refused(&p.b, &key);
+}
+
 /// The per-username slowdown counts the failures made through both processes
 /// (from several addresses, so that no pair locks), and `quayside user unlock`
 /// ends it, as on one process.
