@@ -848,10 +848,13 @@ impl Db {
 /// Runs `f` on an aside connection to PostgreSQL ([`Db::write_aside`]) as one
 /// transaction that the tables' counting triggers (`quayside_count_commit`)
 /// take as counted already, so that `change_log.commits` does not move: for
-/// bookkeeping only ([`Db::write_bookkeeping`]). Rolled back when `f` fails.
+/// bookkeeping only ([`Db::write_bookkeeping`]). Rolled back when `f` fails
+/// or panics, so that the connection is never left inside a transaction.
 fn uncounted<T>(conn: &Conn, f: &mut impl FnMut(&Conn) -> ApiResult<T>) -> ApiResult<T> {
     conn.execute_batch("BEGIN; SELECT set_config('quayside.counted', 'yes', true)")?;
-    match f(conn) {
+    let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(conn)))
+        .unwrap_or_else(|_| Err(ApiError::internal("a bookkeeping write panicked")));
+    match ran {
         Ok(value) => {
             conn.execute_batch("COMMIT")?;
             Ok(value)
