@@ -422,22 +422,25 @@ impl Ctx {
         blobs::stream(&self.app.db, blob_id, start, end)
     }
 
-    /// A rendered answer kept by [`Ctx::remember`], if it was read at the
-    /// position where this request found its session live (so nothing was
-    /// committed in between). None for a session that needs confirming.
+    /// A rendered answer kept by [`Ctx::remember`], if the store holds the
+    /// same locations at the position where this request found its session
+    /// live as where the answer was read (`Db::same_locations`). None for a
+    /// session that needs confirming.
     pub fn cached(&self, key: &crate::db::cache::Key) -> Option<Bytes> {
         let db = &self.app.db;
         self.app.reads.get(self.live_at, key, &|then, now| {
-            db.same_data(Some(then), Some(now))
+            db.same_locations(Some(then), Some(now))
         })
     }
 
     /// Keeps a rendered answer read at `read_at`. Only for answers that are the
-    /// same for every caller allowed to ask (the location catalogs).
+    /// same for every caller allowed to ask and made of the location records
+    /// alone (the location catalogs' GET one record): the cache outlives
+    /// commits that changed no location.
     pub fn remember(&self, read_at: Option<Stamp>, key: crate::db::cache::Key, value: Bytes) {
         let db = &self.app.db;
         self.app.reads.insert(read_at, key, value, &|then, now| {
-            db.same_data(Some(then), Some(now))
+            db.same_locations(Some(then), Some(now))
         });
     }
 

@@ -118,6 +118,12 @@ impl ReadCache {
         match state.stamp {
             Some(then) if then == now => {}
             Some(then) if same(then, now) => state.stamp = Some(now),
+            // A request that found its position before another brought the
+            // entries forward: they hold at its position too. (Taken for a
+            // change, this emptied the cache whenever requests of two
+            // positions met, which commits that leave the entries make
+            // common.)
+            Some(then) if same(now, then) => {}
             _ => {
                 state.reset(now);
                 return None;
@@ -244,6 +250,27 @@ mod tests {
             "a commit of data ends them"
         );
         assert_eq!(cache.get(stamp(2), &k("k"), &bookkept), None);
+    }
+
+    /// A request whose position is older than the entries', with the same
+    /// data in between, is served and leaves them where they are; one whose
+    /// position holds other data empties the cache.
+    #[test]
+    fn a_request_behind_the_entries_is_served_when_the_data_between_is_the_same() {
+        let cache = ReadCache::new(1024);
+        let same = |then: Stamp, now: Stamp| then == stamp(1).unwrap() && now == stamp(2).unwrap();
+        cache.insert(stamp(2), k("k"), Bytes::from_static(b"v"), &same);
+        assert_eq!(
+            cache.get(stamp(1), &k("k"), &same).as_deref(),
+            Some(&b"v"[..])
+        );
+        assert_eq!(
+            cache.get(stamp(2), &k("k"), &same).as_deref(),
+            Some(&b"v"[..]),
+            "still at the later position"
+        );
+        assert_eq!(cache.get(stamp(0), &k("k"), &same), None, "other data");
+        assert_eq!(cache.get(stamp(2), &k("k"), &same), None, "emptied");
     }
 
     #[test]

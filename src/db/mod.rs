@@ -565,7 +565,7 @@ impl Db {
             Commits::Wal(watch) => watch.stamp(),
             // Boxed: the query's future is large, and would otherwise make
             // every future that awaits a stamp as large, on a file too.
-            Commits::Counter(position) => Box::pin(position.commits()).await.map(Stamp::Commits),
+            Commits::Counter(position) => Box::pin(position.commits()).await,
         }
     }
 
@@ -576,6 +576,32 @@ impl Db {
         match (then, now, &self.commits) {
             (Some(then), Some(now), _) if then == now => true,
             (Some(then), Some(now), Commits::Wal(watch)) => watch.same_data(then, now),
+            _ => false,
+        }
+    }
+
+    /// Whether the store holds the same locations now, at `now`, as when
+    /// `then` was read: what the read cache's answers (location records)
+    /// are made of. [`Db::same_data`], or in between only commits that
+    /// changed no location: on a file, commits of the writer whose row hook
+    /// saw no location change (`CommitWatch::same_locations`); on
+    /// PostgreSQL, an unchanged count of the transactions that changed one
+    /// (`change_log.location_commits`, moved by a trigger on the table in
+    /// whatever transaction changes it). A workspace's writes then leave
+    /// the location records cached: with five writes a second, GET one port
+    /// ran at about half its rate on a file and a fifth on PostgreSQL while
+    /// every commit emptied the cache (`docs/design/performance.md`).
+    pub fn same_locations(&self, then: Option<Stamp>, now: Option<Stamp>) -> bool {
+        match (then, now, &self.commits) {
+            (Some(then), Some(now), _) if then == now => true,
+            (Some(then), Some(now), Commits::Wal(watch)) => watch.same_locations(then, now),
+            (
+                Some(Stamp::Commits {
+                    locations: then, ..
+                }),
+                Some(Stamp::Commits { locations: now, .. }),
+                Commits::Counter(_),
+            ) => then == now,
             _ => false,
         }
     }
@@ -667,9 +693,7 @@ impl Db {
             let counted = match (&commits, known) {
                 (Commits::Wal(_), _) => None,
                 (Commits::Counter(_), Some(known)) => Some(Some(known)),
-                (Commits::Counter(position), None) => {
-                    Some(position.commits().await.map(Stamp::Commits))
-                }
+                (Commits::Counter(position), None) => Some(position.commits().await),
             };
             let slot = slots
                 .acquire_owned()

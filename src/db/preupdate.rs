@@ -219,6 +219,31 @@ unsafe extern "C" fn free(arg: *mut c_void) {
     drop(unsafe { Box::from_raw(arg as *mut Hook) });
 }
 
+/// The table the read cache's answers are made of (`db::cache`, the
+/// location records). PostgreSQL's counterpart is the trigger
+/// `locations_count` of `pg/schema.sql`.
+pub const LOCATIONS: &str = "locations";
+
+thread_local! {
+    /// Whether a statement of a connection with a hook ([`set`]), run on this
+    /// thread, changed a row of [`LOCATIONS`] since [`take_location_changed`]
+    /// was last called here.
+    static LOCATION_CHANGED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether a row of [`LOCATIONS`] was changed on this thread, by a statement
+/// of a connection with a hook, since the last call; starts over.
+pub(super) fn take_location_changed() -> bool {
+    LOCATION_CHANGED.with(|changed| changed.replace(false))
+}
+
+/// Whether `conn` has a hook ([`set`]): then every row it changes in the
+/// main database is seen, by its hook and [`take_location_changed`].
+pub(super) fn hooked(conn: &rusqlite::Connection) -> bool {
+    // SAFETY: reads the pointer kept as client data, without using it.
+    unsafe { !ffi::sqlite3_get_clientdata(conn.handle(), KEPT_AS.as_ptr()).is_null() }
+}
+
 unsafe extern "C" fn call(
     arg: *mut c_void,
     db: *mut ffi::sqlite3,
@@ -233,6 +258,9 @@ unsafe extern "C" fn call(
     let (schema, table) = unsafe { (CStr::from_ptr(schema), CStr::from_ptr(table)) };
     if schema.to_bytes() != b"main" {
         return;
+    }
+    if table.to_bytes() == LOCATIONS.as_bytes() {
+        LOCATION_CHANGED.with(|changed| changed.set(true));
     }
     // SAFETY: `arg` is the live hook `set` registered, called once at a time
     // (a hook runs no SQL on its connection, so it is not entered again).

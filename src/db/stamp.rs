@@ -56,11 +56,24 @@ const HEADER_LEN: usize = 48;
 
 /// The store's commit position at one moment, comparable for equality only:
 /// a SQLite file's WAL-index header, or a PostgreSQL database's commit
-/// counter (`db::pg::position`).
+/// counters (`db::pg::position`): every writing transaction's, and the
+/// count of those that changed a location (what the read cache's answers
+/// are made of).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Stamp {
     Wal([u8; HEADER_LEN]),
-    Commits(i64),
+    Commits { all: i64, locations: i64 },
+}
+
+/// What a commit the writer recorded ([`CommitWatch::recorded`]) changed,
+/// of what the caches hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Changed {
+    /// Bookkeeping only: nothing any cache holds ([`CommitWatch::same_data`]).
+    Nothing,
+    /// Data, but no location: the read cache's answers hold across it
+    /// ([`CommitWatch::same_locations`]); the cached sessions' do not.
+    NoLocation,
 }
 
 /// Reads the WAL-index header of one database file.
@@ -68,9 +81,9 @@ pub struct CommitWatch {
     shm_path: PathBuf,
     /// Opened on first use: the `-shm` file exists once a connection is open.
     shm: OnceLock<Option<Shm>>,
-    /// The latest bookkeeping commits, oldest first: headers before and
-    /// after, the data the same in both.
-    bookkept: Mutex<VecDeque<(Stamp, Stamp)>>,
+    /// The latest commits the writer recorded, oldest first: headers before
+    /// and after, and what changed between them.
+    recorded: Mutex<VecDeque<(Stamp, Stamp, Changed)>>,
 }
 
 /// The open `-shm` file, and its first page mapped when that worked.
@@ -172,9 +185,11 @@ fn restarted(from: &[u8; HEADER_LEN], to: &[u8; HEADER_LEN]) -> bool {
             == u32::from_be_bytes(word(from, SALT_0)).wrapping_add(1)
 }
 
-/// Bookkeeping commits remembered: a cache that fell further behind than
-/// this many of them in a row starts over.
-const BOOKKEPT_KEPT: usize = 8;
+/// Commits the writer recorded, remembered: a cache that fell further
+/// behind than this many of them starts over. A cache is brought forward
+/// at its first use after a commit, so under a steady stream of writes this
+/// is how many commits may pass between two uses of the read cache.
+const RECORDED_KEPT: usize = 64;
 
 impl CommitWatch {
     pub fn new(database: &Path) -> CommitWatch {
@@ -183,42 +198,67 @@ impl CommitWatch {
         CommitWatch {
             shm_path: PathBuf::from(shm_path),
             shm: OnceLock::new(),
-            bookkept: Mutex::new(VecDeque::new()),
+            recorded: Mutex::new(VecDeque::new()),
         }
     }
 
-    /// The writer committed bookkeeping only, and no other connection
-    /// committed since it read `before` (the writer makes sure, see
-    /// `writer::Thread::run`); `after` was read after its commit.
-    pub fn bookkept(&self, before: Option<Stamp>, after: Option<Stamp>) {
+    /// The writer committed, changing `changed` of what the caches hold, and
+    /// no other connection committed since it read `before` (the writer
+    /// makes sure, see `writer::Thread::run`); `after` was read after its
+    /// commit.
+    pub fn recorded(&self, before: Option<Stamp>, after: Option<Stamp>, changed: Changed) {
         let (Some(before), Some(after)) = (before, after) else {
             return;
         };
         if before == after {
             return;
         }
-        let mut kept = self.bookkept.lock().unwrap_or_else(|p| p.into_inner());
-        if kept.len() == BOOKKEPT_KEPT {
+        let mut kept = self.recorded.lock().unwrap_or_else(|p| p.into_inner());
+        if kept.len() == RECORDED_KEPT {
             kept.pop_front();
         }
-        kept.push_back((before, after));
+        kept.push_back((before, after, changed));
+    }
+
+    /// [`CommitWatch::recorded`] for a commit of bookkeeping only.
+    #[cfg(test)]
+    pub fn bookkept(&self, before: Option<Stamp>, after: Option<Stamp>) {
+        self.recorded(before, after, Changed::Nothing);
     }
 
     /// Whether the store holds the same data at `now` as it did at `then`:
     /// the same header, or only bookkeeping commits in between.
     /// A header and its WAL restart count as one position.
     pub fn same_data(&self, then: Stamp, now: Stamp) -> bool {
+        self.holds(then, now, Changed::Nothing)
+    }
+
+    /// Whether the store holds the same locations at `now` as it did at
+    /// `then`: [`CommitWatch::same_data`], or only commits of the writer's
+    /// that changed no location in between.
+    pub fn same_locations(&self, then: Stamp, now: Stamp) -> bool {
+        self.holds(then, now, Changed::NoLocation)
+    }
+
+    /// Whether every commit from `then` to `now` was recorded as changing
+    /// at most `at_most` (`Nothing` < `NoLocation`).
+    fn holds(&self, then: Stamp, now: Stamp, at_most: Changed) -> bool {
         if then.same_position(now) {
             return true;
         }
-        let kept = self.bookkept.lock().unwrap_or_else(|p| p.into_inner());
+        let allowed = |changed: Changed| changed == Changed::Nothing || changed == at_most;
+        let kept = self.recorded.lock().unwrap_or_else(|p| p.into_inner());
         let mut at = then;
         // Each step moves to a later header; the chain is at most the list.
         for _ in 0..kept.len() {
-            match kept.iter().find(|(before, _)| before.same_position(at)) {
-                Some((_, after)) if after.same_position(now) => return true,
-                Some((_, after)) => at = *after,
-                None => return false,
+            match kept.iter().find(|(before, _, _)| before.same_position(at)) {
+                Some((_, after, changed)) if allowed(*changed) => {
+                    if after.same_position(now) {
+                        return true;
+                    }
+                    at = *after;
+                }
+                _ => return false,
             }
         }
         false

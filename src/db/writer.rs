@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use super::Conn;
 use super::checkpoint::CaughtUp;
 use super::durable::{Durable, Syncer};
-use super::stamp::CommitWatch;
+use super::stamp::{Changed, CommitWatch};
 use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::error::{ApiError, ApiResult};
@@ -470,40 +470,50 @@ impl Thread {
         Ok(())
     }
 
-    /// Before a batch that begins with a bookkeeping write, on a data file:
-    /// the count of other connections' commits seen (`PRAGMA data_version`)
-    /// and then the commit position.
-    fn bookkeeping_start(&self, batch: &[Job]) -> Option<(i64, Option<super::stamp::Stamp>)> {
+    /// Before a batch, on a data file: the count of other connections'
+    /// commits seen (`PRAGMA data_version`) and then the commit position.
+    /// Also starts over the note of a location changed
+    /// (`preupdate::take_location_changed`).
+    fn record_start(&self) -> Option<(i64, Option<super::stamp::Stamp>)> {
         let watch = self.watch.as_ref()?;
-        if !batch.first()?.bookkeeping() {
-            return None;
-        }
+        super::preupdate::take_location_changed();
         let seen = self.conn.data_version().ok()?;
         Some((seen, watch.stamp()))
     }
 
-    /// After that batch: when every write of it was bookkeeping, all were
-    /// committed, nothing entered the change log, and no other connection
-    /// committed meanwhile (the count of their commits did not move, read
-    /// after the position), the positions before and after hold the same
-    /// data ([`CommitWatch::bookkept`]).
-    fn bookkeeping_end(
+    /// After that batch, when no other connection committed meanwhile (the
+    /// count of their commits did not move, read after the position), what
+    /// its commits changed of what the caches hold, recorded between the
+    /// positions before and after ([`CommitWatch::recorded`]):
+    /// - nothing, when every write of it was bookkeeping, all were
+    ///   committed, and nothing entered the change log;
+    /// - no location, when the connection's row hook, which sees every row
+    ///   it changes, saw none of a location (rolled back or not);
+    /// - otherwise nothing is recorded, and the caches start over.
+    fn record_end(
         &self,
         (seen, before): (i64, Option<super::stamp::Stamp>),
         appended: Option<u64>,
         answers: &[(Job, ApiResult<()>)],
     ) {
         let Some(watch) = &self.watch else { return };
+        let location_changed = super::preupdate::take_location_changed();
         let only_bookkeeping = !answers.is_empty()
             && answers
                 .iter()
                 .all(|(job, committed)| job.bookkeeping() && committed.is_ok());
-        if appended.is_some() || !only_bookkeeping {
+        let changed = if appended.is_none() && only_bookkeeping {
+            Changed::Nothing
+        } else if !location_changed
+            && matches!(&self.conn, Conn::Sqlite(conn) if super::preupdate::hooked(conn))
+        {
+            Changed::NoLocation
+        } else {
             return;
-        }
+        };
         let after = watch.stamp();
         if self.conn.data_version().ok() == Some(seen) {
-            watch.bookkept(before, after);
+            watch.recorded(before, after, changed);
         }
     }
 
@@ -533,7 +543,7 @@ impl Thread {
                 std::thread::sleep(RECONNECT_PAUSE);
                 continue;
             }
-            let bookkeeping = self.bookkeeping_start(&batch);
+            let recording = self.record_start();
             let mut number = None;
             let began = Instant::now();
             let mut committing = began;
@@ -578,8 +588,8 @@ impl Thread {
                 commit: committing.elapsed(),
                 flush: durable.map(|d| d.last_flush()).unwrap_or_default(),
             };
-            if let Some(before) = bookkeeping {
-                self.bookkeeping_end(before, appended, &answers);
+            if let Some(before) = recording {
+                self.record_end(before, appended, &answers);
             }
             let head = self.head.clone();
             let answer = move || {
@@ -1230,6 +1240,118 @@ mod tests {
             limit.adjust(now, 1, false, times(1_500, 500));
         }
         assert_eq!(limit.get(), MAX_BATCH);
+    }
+
+    /// A capture that only sets a row hook on the writer's connection, as
+    /// the change log's does: then every row the writer changes is seen.
+    struct Hooked;
+
+    use crate::db::Conn;
+
+    impl super::Capture for Hooked {
+        fn install(&self, conn: &Conn) -> crate::db::Result<()> {
+            conn.on_row_change(|_| {})
+        }
+        fn record(&self, _: &Conn, _: &str) -> crate::error::ApiResult<Option<u64>> {
+            Ok(None)
+        }
+        fn discard(&self) {}
+        fn head(&self, _: &Conn) -> crate::db::Result<u64> {
+            Ok(0)
+        }
+    }
+
+    /// On a data file whose writer has a row hook, a commit of the writer's
+    /// that changed no location keeps the same locations (what the read
+    /// cache holds), though not the same data; one that changed a location,
+    /// a rolled-back change of one included, and another connection's
+    /// commit of anything, do not. Without a row hook no commit keeps them.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn only_a_commit_that_changed_no_location_keeps_the_same_locations() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        for (capture, hooked) in [
+            (
+                std::sync::Arc::new(Hooked) as std::sync::Arc<dyn super::Capture>,
+                true,
+            ),
+            (std::sync::Arc::new(super::NoCapture), false),
+        ] {
+            let path = dir.path().join(format!("locations-{hooked}.db"));
+            let db = Db::open(&path, 2, None, capture).expect("open");
+            let start = db.stamp().await;
+            db.write(|conn| {
+                Ok(conn.execute_batch("CREATE TABLE t (x INTEGER); INSERT INTO t VALUES (1)")?)
+            })
+            .await
+            .expect("data");
+            let data = db.stamp().await;
+            assert!(!db.same_data(start, data), "a commit of data");
+            assert_eq!(
+                db.same_locations(start, data),
+                hooked,
+                "no location changed"
+            );
+            db.write(|conn| {
+                Ok(conn.execute(
+                    "INSERT INTO locations (catalog, client_code, name, name_folded, \
+                     status_code, created_at, creator, modified_at, modifier) \
+                     VALUES ('ports', 'NLRTM', 'Rotterdam', 'rotterdam', 'ACTIVE', 1, 'c', 1, 'c')",
+                    [],
+                )?)
+            })
+            .await
+            .expect("a location");
+            let located = db.stamp().await;
+            assert!(!db.same_locations(data, located), "a location changed");
+            assert!(!db.same_locations(start, located));
+            // A write that changes a location and fails is rolled back; its
+            // batch, which commits the other write, still counts as one
+            // that changed a location (the hook saw it).
+            let (release, hold) = crate::test_support::hold_writer(&db).await;
+            let both = (
+                crate::test_support::queued(db.write(|conn| {
+                    conn.execute(
+                        "UPDATE locations SET name = 'R' WHERE client_code = 'NLRTM'",
+                        [],
+                    )?;
+                    Err::<(), _>(crate::error::ApiError::not_found("refused"))
+                })),
+                crate::test_support::queued(
+                    db.write(|conn| Ok(conn.execute("INSERT INTO t VALUES (2)", [])?)),
+                ),
+            );
+            drop(release);
+            hold.await.expect("join").expect("hold");
+            both.0.await.expect("join").expect_err("refused");
+            both.1.await.expect("join").expect("data");
+            let mixed = db.stamp().await;
+            assert!(
+                !db.same_locations(located, mixed),
+                "the hook saw a location"
+            );
+            db.write(|conn| Ok(conn.execute("INSERT INTO t VALUES (3)", [])?))
+                .await
+                .expect("data");
+            let more = db.stamp().await;
+            assert_eq!(db.same_locations(mixed, more), hooked);
+            // Another connection's commit: what it changed is not known.
+            let other = crate::db::open_connection(&path).expect("another connection");
+            other
+                .execute("INSERT INTO t VALUES (4)", [])
+                .expect("foreign");
+            let foreign = db.stamp().await;
+            assert!(
+                !db.same_locations(more, foreign),
+                "another connection's commit"
+            );
+            db.write(|conn| Ok(conn.execute("INSERT INTO t VALUES (5)", [])?))
+                .await
+                .expect("data");
+            assert!(!db.same_locations(more, db.stamp().await));
+            assert!(!db.same_locations(None, db.stamp().await));
+            drop(other);
+            db.close().expect("close");
+        }
     }
 
     /// A commit of bookkeeping only leaves the data the caches hold as it

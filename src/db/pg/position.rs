@@ -29,9 +29,13 @@ use std::time::{Duration, Instant};
 use tokio::sync::watch;
 
 use super::{ConnectOptions, tls};
+use crate::db::stamp::Stamp;
 
-/// The counter's query (autocommit: the latest committed value).
-const QUERY: &str = "SELECT commits FROM change_log WHERE id = 1";
+/// The counters' query (autocommit: the latest committed values): every
+/// writing transaction's count, and the count of those that changed a
+/// location (`locations_count` in `pg/schema.sql`), which the read cache's
+/// answers compare (`Db::same_locations`).
+const QUERY: &str = "SELECT commits, location_commits FROM change_log WHERE id = 1";
 
 /// The longest a request waits for an answer before treating the position as
 /// unknown (it then asks the store itself, which has its own timeouts).
@@ -45,7 +49,7 @@ const RECONNECT_PAUSE: Duration = Duration::from_millis(250);
 #[derive(Clone, Copy, Debug)]
 struct Answer {
     covered: u64,
-    commits: Option<i64>,
+    commits: Option<Stamp>,
 }
 
 /// Answers "what is the commit counter now" for many requests at once.
@@ -88,9 +92,9 @@ impl Position {
         }
     }
 
-    /// The counter as read by a query sent after this call began; `None`
-    /// when it could not be read.
-    pub async fn commits(&self) -> Option<i64> {
+    /// The counters as read by a query sent after this call began; `None`
+    /// when they could not be read.
+    pub async fn commits(&self) -> Option<Stamp> {
         let ticket = self.tickets.fetch_add(1, Ordering::SeqCst) + 1;
         let mut answers = self.answers.subscribe();
         let deadline = tokio::time::Instant::now() + WAIT;
@@ -150,11 +154,16 @@ impl Drop for Asking<'_> {
 
 impl Position {
     /// One query on the connection, made now if there is none.
-    async fn ask(&self) -> Option<i64> {
+    async fn ask(&self) -> Option<Stamp> {
         let (client, statement) = self.link().await?;
         self.queries.fetch_add(1, Ordering::Relaxed);
         match client.query_opt(&statement, &[]).await {
-            Ok(row) => row.and_then(|row| row.try_get::<_, i64>(0).ok()),
+            Ok(row) => row.and_then(|row| {
+                Some(Stamp::Commits {
+                    all: row.try_get::<_, i64>(0).ok()?,
+                    locations: row.try_get::<_, i64>(1).ok()?,
+                })
+            }),
             Err(err) => {
                 log::warn!("cannot read the commit position (caches bypassed): {err}");
                 *self.link.lock().unwrap_or_else(|e| e.into_inner()) = Link::None;

@@ -38,7 +38,27 @@ const STEPS: &[&str] = &[
     // (`0011_documents_kind_check.sql`); nothing changes on PostgreSQL.
     "SELECT 1",
     LOCATION_DOMAINS,
+    LOCATION_COMMITS,
 ];
+
+/// Version 13, PostgreSQL's alone (SQLite's `0013_location_commits.sql`
+/// changes nothing: its writer's row hook sees which commits change a
+/// location): the count of the transactions that changed a location, kept
+/// by a trigger on the table, which the read cache compares instead of every
+/// commit (`Db::same_locations`). As `schema.sql` has it.
+const LOCATION_COMMITS: &str = "ALTER TABLE change_log
+    ADD COLUMN location_commits bigint NOT NULL DEFAULT 0;
+CREATE FUNCTION quayside_count_location() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF current_setting('quayside.location_counted', true) IS DISTINCT FROM 'yes' THEN
+        UPDATE change_log SET location_commits = location_commits + 1 WHERE id = 1;
+        PERFORM set_config('quayside.location_counted', 'yes', true);
+    END IF;
+    RETURN NULL;
+END
+$$;
+CREATE TRIGGER locations_count AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON locations
+    FOR EACH STATEMENT EXECUTE FUNCTION quayside_count_location();";
 
 /// Version 12, PostgreSQL's alone (SQLite's `0012_location_domains.sql`
 /// changes nothing): the CHECKs on the locations' catalog, hemispheres and

@@ -510,6 +510,82 @@ fn a_session_refreshed_through_either_process_leaves_the_commit_counter_alone() 
     refused(&p.b, &key);
 }
 
+/// The read cache of location records compares the count of the
+/// transactions that changed a location (`change_log.location_commits`, kept
+/// by a trigger on the table), not every commit: a workspace's writes through
+/// either process leave it, while a port changed through one process, by
+/// the CLI, or by any statement on the table moves it, and the other process
+/// answers the change at once.
+#[test]
+fn only_a_change_of_a_location_through_any_process_moves_the_count_the_location_cache_compares() {
+    let p = pair(&[]);
+    let key = p.a.admin_key();
+    let created = p.a.put(&port_path(), &key, &json!({"name": "Rotterdam"}));
+    assert_eq!(created.status, 201, "{}", created.text());
+    let counts = || {
+        (
+            p.count("SELECT commits FROM change_log WHERE id = 1", &[]),
+            p.count("SELECT location_commits FROM change_log WHERE id = 1", &[]),
+        )
+    };
+    live(&p.a, &key);
+    live(&p.b, &key);
+    let (commits, locations) = counts();
+    // A workspace, a job and a quality result through each process.
+    for server in [&p.a, &p.b] {
+        let (ws, job) = workspace_with_job(server, &key, &format!("Org {}", server.base), None);
+        let result = server.post(
+            &format!("/workspaces/{ws}/jobs/{job}/quality"),
+            &key,
+            &json!({"status": "preliminary", "setNumber": 1, "testNumber": 1,
+                    "sample": {"location": "T1"},
+                    "method": {"xref": "D4052", "name": "ASTM D4052"},
+                    "test": {"xref": "DEN", "name": "Density"},
+                    "uom": {"xref": "KGM3", "name": "kg/m3"},
+                    "result": "845.1", "resultOperator": "eq"}),
+        );
+        assert_eq!(result.status, 201, "{}", result.text());
+    }
+    let (after_commits, after_locations) = counts();
+    assert!(after_commits >= commits + 6, "{commits} -> {after_commits}");
+    assert_eq!(after_locations, locations, "no location changed");
+    live(&p.a, &key);
+    live(&p.b, &key);
+    // A port renamed through B: A answers the new name at once.
+    let renamed =
+        p.b.put(&port_path(), &key, &json!({"name": "Rotterdam Europoort"}));
+    assert_eq!(renamed.status, 200, "{}", renamed.text());
+    assert_eq!(
+        counts().1,
+        locations + 1,
+        "one transaction changed a location"
+    );
+    let reply = p.a.get(&port_path(), &key);
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    assert_eq!(reply.json()["name"], "Rotterdam Europoort");
+    // The CLI's import, one transaction of many rows: counted once.
+    let out =
+        p.a.cli(&["import-unlocode", crate::common::UNLOCODE_SAMPLE], None);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(counts().1, locations + 2);
+    // Any statement on the table, from psql as much as from Quayside.
+    use quayside::db::pg::{Client, ConnectOptions};
+    let client = Client::connect(&ConnectOptions::parse(&p.database).unwrap()).unwrap();
+    client
+        .batch_execute("UPDATE locations SET name = 'Rotterdam Haven' WHERE client_code = 'NLRTM'")
+        .unwrap();
+    assert_eq!(counts().1, locations + 3);
+    for server in [&p.a, &p.b] {
+        let reply = server.get(&port_path(), &key);
+        assert_eq!(reply.status, 200, "{}", reply.text());
+        assert_eq!(reply.json()["name"], "Rotterdam Haven");
+    }
+}
+
 /// The per-username slowdown counts the failures made through both processes
 /// (from several addresses, so that no pair locks), and `quayside user unlock`
 /// ends it, as on one process.

@@ -96,7 +96,11 @@ fn sqlite_shape() -> Shape {
 /// Columns only the PostgreSQL schema has: the writers' row lock of
 /// `change_log` (docs/design/postgresql.md 3.4), its `head` the last
 /// sequence appended and `commits` the writing transactions.
-const PG_ONLY_COLUMNS: &[(&str, &str)] = &[("change_log", "head"), ("change_log", "commits")];
+const PG_ONLY_COLUMNS: &[(&str, &str)] = &[
+    ("change_log", "head"),
+    ("change_log", "commits"),
+    ("change_log", "location_commits"),
+];
 
 /// The PostgreSQL schema `apply_schema` made, less the version table, the
 /// servers' shared state (`login_failures`, `pg::schema::SHARED_STATE`) and
@@ -170,10 +174,12 @@ fn pg_shape(client: &Client) -> Shape {
 /// 4. a primary key column is NOT NULL on PostgreSQL; SQLite would let a
 ///    TEXT PRIMARY KEY of a rowid table hold NULL: compared as NOT NULL;
 /// 5. SQLite's own tables (`sqlite_sequence`, `sqlite_stat*`) are ignored;
-/// 6. `change_log.head` and `change_log.commits` (`PG_ONLY_COLUMNS`) exist
-///    only on PostgreSQL: the row every writing transaction locks first and
-///    the sequence it hands out (SQLite's one writer and its rowid need
-///    neither). They come last, so the columns before them still compare.
+/// 6. `change_log.head`, `change_log.commits` and `change_log.location_commits`
+///    (`PG_ONLY_COLUMNS`) exist only on PostgreSQL: the row every writing
+///    transaction locks first, the sequence it hands out, and the count of
+///    the transactions that changed a location (SQLite's one writer, its
+///    rowid and its row hook need none of them). They come last, so the
+///    columns before them still compare.
 #[test]
 fn the_postgres_schema_has_the_sqlite_schemas_tables_columns_and_indexes() {
     let (_, client) = fresh();
@@ -193,7 +199,14 @@ fn the_postgres_schema_has_the_sqlite_schemas_tables_columns_and_indexes() {
         .collect();
     assert_eq!(
         log,
-        ["id", "trimmed_through", "head", "commits"].map(|c| Value::Text(c.into()))
+        [
+            "id",
+            "trimmed_through",
+            "head",
+            "commits",
+            "location_commits"
+        ]
+        .map(|c| Value::Text(c.into()))
     );
     assert!(sqlite.tables.len() >= 17, "{:?}", sqlite.tables.keys());
     assert_eq!(
@@ -373,6 +386,38 @@ fn applying_the_schema_records_the_version_and_a_second_time_changes_nothing() {
     assert_eq!(log[0].values(), [Value::Integer(1), Value::Integer(0)]);
 }
 
+/// The triggers on the schema's tables: name, table, function.
+fn triggers(client: &Client) -> Vec<Vec<Value>> {
+    client
+        .query(
+            "SELECT t.tgname::text, c.relname::text, p.proname::text FROM pg_trigger t \
+             JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_proc p ON p.oid = t.tgfoid \
+             WHERE NOT t.tgisinternal AND c.relnamespace = current_schema()::regnamespace \
+             ORDER BY 1, 2",
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|row| row.values().to_vec())
+        .collect()
+}
+
+/// The change log row's columns, with their types and defaults.
+fn change_log_columns(client: &Client) -> Vec<Vec<Value>> {
+    client
+        .query(
+            "SELECT column_name::text, data_type::text, column_default::text \
+             FROM information_schema.columns \
+             WHERE table_schema = current_schema() AND table_name = 'change_log' \
+             ORDER BY ordinal_position",
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|row| row.values().to_vec())
+        .collect()
+}
+
 /// A database made at version 7 (the first on PostgreSQL) is brought to the
 /// current version by the steps, keeping its rows, and then has exactly the
 /// shape of a new one; a version before 7 is refused.
@@ -404,6 +449,9 @@ fn an_older_database_is_brought_forward_by_the_steps_and_one_before_them_refused
                  ADD CHECK (status_code IN ('ACTIVE', 'INACTIVE')); \
              DROP DOMAIN location_catalog; DROP DOMAIN north_south; \
              DROP DOMAIN east_west; DROP DOMAIN location_status; \
+             DROP TRIGGER locations_count ON locations; \
+             DROP FUNCTION quayside_count_location(); \
+             ALTER TABLE change_log DROP COLUMN location_commits; \
              UPDATE quayside_meta SET schema_version = 7",
         )
         .unwrap();
@@ -464,6 +512,15 @@ fn an_older_database_is_brought_forward_by_the_steps_and_one_before_them_refused
         constraints(&client),
         constraints(&fresh_client),
         "version 12 made the locations' CHECKs domains"
+    );
+    assert_eq!(
+        triggers(&client),
+        triggers(&fresh_client),
+        "version 13 counts the transactions that change a location"
+    );
+    assert_eq!(
+        change_log_columns(&client),
+        change_log_columns(&fresh_client)
     );
     let count = client
         .query_row("SELECT count(*) FROM organizations", &[])

@@ -1,0 +1,6 @@
+-- Version 13 is PostgreSQL's alone: there a trigger on the locations table
+-- counts the transactions that changed a location (`change_log.location_commits`,
+-- `db::pg::schema`, LOCATION_COMMITS), which the read cache of location
+-- records compares instead of every commit. On a data file the writer's row
+-- hook sees which of its commits change a location (`db::preupdate`), and
+-- any other connection's commit ends the cache: this step has no statement.
