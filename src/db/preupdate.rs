@@ -221,7 +221,7 @@ unsafe extern "C" fn free(arg: *mut c_void) {
 
 /// The table the read cache's answers are made of (`db::cache`, the
 /// location records). PostgreSQL's counterpart is the trigger
-/// `locations_count` of `pg/schema.sql`.
+/// `locations_count` of `pg/location_commits.sql`.
 pub const LOCATIONS: &str = "locations";
 
 thread_local! {

@@ -33,7 +33,7 @@ use crate::db::stamp::Stamp;
 
 /// The counters' query (autocommit: the latest committed values): every
 /// writing transaction's count, and the count of those that changed a
-/// location (`locations_count` in `pg/schema.sql`), which the read cache's
+/// location (`locations_count` in `pg/location_commits.sql`), which the read cache's
 /// answers compare (`Db::same_locations`).
 const QUERY: &str = "SELECT commits, location_commits FROM change_log WHERE id = 1";
 

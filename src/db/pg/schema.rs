@@ -9,8 +9,12 @@ use super::{Client, Row};
 use crate::db::migrate::CURRENT_VERSION;
 use crate::db::value::Value;
 
-/// The whole current schema, for a new database.
-pub const SCHEMA: &str = include_str!("schema.sql");
+/// The whole current schema, for a new database: `schema.sql`, and the
+/// location count's trigger that step 13 also makes (`location_commits.sql`).
+pub const SCHEMA: &str = concat!(
+    include_str!("schema.sql"),
+    include_str!("location_commits.sql")
+);
 
 /// Tables of the running servers' shared state, not of the data: made by
 /// every `apply_schema` where missing, not versioned, not copied by
@@ -45,20 +49,12 @@ const STEPS: &[&str] = &[
 /// changes nothing: its writer's row hook sees which commits change a
 /// location): the count of the transactions that changed a location, kept
 /// by a trigger on the table, which the read cache compares instead of every
-/// commit (`Db::same_locations`). As `schema.sql` has it.
-const LOCATION_COMMITS: &str = "ALTER TABLE change_log
-    ADD COLUMN location_commits bigint NOT NULL DEFAULT 0;
-CREATE FUNCTION quayside_count_location() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-    IF current_setting('quayside.location_counted', true) IS DISTINCT FROM 'yes' THEN
-        UPDATE change_log SET location_commits = location_commits + 1 WHERE id = 1;
-        PERFORM set_config('quayside.location_counted', 'yes', true);
-    END IF;
-    RETURN NULL;
-END
-$$;
-CREATE TRIGGER locations_count AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON locations
-    FOR EACH STATEMENT EXECUTE FUNCTION quayside_count_location();";
+/// commit (`Db::same_locations`). The function and trigger are the new
+/// schema's own (`location_commits.sql`).
+const LOCATION_COMMITS: &str = concat!(
+    "ALTER TABLE change_log ADD COLUMN location_commits bigint NOT NULL DEFAULT 0;\n",
+    include_str!("location_commits.sql")
+);
 
 /// Version 12, PostgreSQL's alone (SQLite's `0012_location_domains.sql`
 /// changes nothing): the CHECKs on the locations' catalog, hemispheres and
