@@ -565,7 +565,7 @@ impl Db {
             Commits::Wal(watch) => watch.stamp(),
             // Boxed: the query's future is large, and would otherwise make
             // every future that awaits a stamp as large, on a file too.
-            Commits::Counter(position) => Box::pin(position.commits()).await,
+            Commits::Counter(position) => Box::pin(position.stamp()).await,
         }
     }
 
@@ -693,7 +693,7 @@ impl Db {
             let counted = match (&commits, known) {
                 (Commits::Wal(_), _) => None,
                 (Commits::Counter(_), Some(known)) => Some(Some(known)),
-                (Commits::Counter(position), None) => Some(position.commits().await),
+                (Commits::Counter(position), None) => Some(position.stamp().await),
             };
             let slot = slots
                 .acquire_owned()

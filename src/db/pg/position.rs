@@ -33,8 +33,8 @@ use crate::db::stamp::Stamp;
 
 /// The counters' query (autocommit: the latest committed values): every
 /// writing transaction's count, and the count of those that changed a
-/// location (`locations_count` in `pg/location_commits.sql`), which the read cache's
-/// answers compare (`Db::same_locations`).
+/// location (`locations_count` in `pg/location_commits.sql`), which the
+/// read cache's answers compare (`Db::same_locations`).
 const QUERY: &str = "SELECT commits, location_commits FROM change_log WHERE id = 1";
 
 /// The longest a request waits for an answer before treating the position as
@@ -49,7 +49,7 @@ const RECONNECT_PAUSE: Duration = Duration::from_millis(250);
 #[derive(Clone, Copy, Debug)]
 struct Answer {
     covered: u64,
-    commits: Option<Stamp>,
+    stamp: Option<Stamp>,
 }
 
 /// Answers "what is the commit counter now" for many requests at once.
@@ -80,7 +80,7 @@ impl Position {
     pub fn new(options: ConnectOptions) -> Position {
         let (answers, _) = watch::channel(Answer {
             covered: 0,
-            commits: None,
+            stamp: None,
         });
         Position {
             options,
@@ -94,7 +94,7 @@ impl Position {
 
     /// The counters as read by a query sent after this call began; `None`
     /// when they could not be read.
-    pub async fn commits(&self) -> Option<Stamp> {
+    pub async fn stamp(&self) -> Option<Stamp> {
         let ticket = self.tickets.fetch_add(1, Ordering::SeqCst) + 1;
         let mut answers = self.answers.subscribe();
         let deadline = tokio::time::Instant::now() + WAIT;
@@ -103,18 +103,18 @@ impl Position {
             // `changed` below.
             let answer = *answers.borrow_and_update();
             if answer.covered >= ticket {
-                return answer.commits;
+                return answer.stamp;
             }
             if !self.asking.swap(true, Ordering::SeqCst) {
                 let asking = Asking(self);
                 // Every ticket taken up to here was taken before the query
                 // is sent.
                 let covered = self.tickets.load(Ordering::SeqCst);
-                let commits = tokio::time::timeout_at(deadline, self.ask())
+                let stamp = tokio::time::timeout_at(deadline, self.ask())
                     .await
                     .unwrap_or(None);
-                asking.answer(Answer { covered, commits });
-                return commits;
+                asking.answer(Answer { covered, stamp });
+                return stamp;
             }
             match tokio::time::timeout_at(deadline, answers.changed()).await {
                 Ok(Ok(())) => {}

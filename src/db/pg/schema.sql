@@ -307,7 +307,7 @@ CREATE TABLE change_log (
     head            bigint  NOT NULL DEFAULT 0,
     commits         bigint  NOT NULL DEFAULT 0,
     -- Version 13: the writing transactions that changed a location
-    -- (`quayside_count_location` below).
+    -- (`quayside_count_location`, location_commits.sql).
     location_commits bigint NOT NULL DEFAULT 0
 );
 INSERT INTO change_log (id, trimmed_through) VALUES (1, 0);
