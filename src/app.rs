@@ -18,11 +18,11 @@ use crate::auth::check::{SessionCheck, SessionGuard, SessionLimits};
 use crate::auth::checks::PasswordChecks;
 use crate::auth::lockout::Lockout;
 use crate::auth::principal::{Access, Principal};
-use crate::db::Db;
 use crate::db::ReadSize;
 use crate::db::blobs::{self, BlobWriter};
 use crate::db::cache::ReadCache;
 use crate::db::stamp::Stamp;
+use crate::db::{Db, Tables};
 use crate::error::{ApiError, ApiResult};
 use crate::http::cors::Cors;
 use crate::http::request::settle_unread;
@@ -227,20 +227,21 @@ impl Ctx {
         self.guard.as_ref().filter(|g| !g.passed()).cloned()
     }
 
-    /// `f` preceded by the session's confirmation, when one is pending.
+    /// `f` preceded by the session's confirmation, when one is pending; `f`
+    /// is given the read's position too.
     fn confirming<T, F>(
         &self,
         f: F,
     ) -> impl FnOnce(&Conn, Option<Stamp>) -> ApiResult<T> + Send + 'static
     where
-        F: FnOnce(&Conn) -> ApiResult<T> + Send + 'static,
+        F: FnOnce(&Conn, Option<Stamp>) -> ApiResult<T> + Send + 'static,
     {
         let guard = self.pending_guard();
         move |conn, read_at| {
             if let Some(guard) = &guard {
                 guard.confirm(conn, read_at)?;
             }
-            f(conn)
+            f(conn, read_at)
         }
     }
 
@@ -285,6 +286,19 @@ impl Ctx {
     ) -> impl Future<Output = ApiResult<(Option<Stamp>, T)>> + Send + 'static
     where
         F: FnOnce(&Conn) -> ApiResult<T> + Send + 'static,
+        T: Send + 'static,
+    {
+        self.read_positioned(size, move |conn, _| f(conn))
+    }
+
+    /// [`Ctx::read_sized`] of an `f` that is given the read's position.
+    fn read_positioned<T, F>(
+        &self,
+        size: ReadSize,
+        f: F,
+    ) -> impl Future<Output = ApiResult<(Option<Stamp>, T)>> + Send + 'static
+    where
+        F: FnOnce(&Conn, Option<Stamp>) -> ApiResult<T> + Send + 'static,
         T: Send + 'static,
     {
         // The session's position was read before this read begins.
@@ -353,8 +367,7 @@ impl Ctx {
         F: FnOnce(&Conn, &Scope) -> ApiResult<T> + Send + 'static,
         T: Send + 'static,
     {
-        let read = self.scoped(scope::load, once(f)).map(|f| self.read(f));
-        async move { read?.await }
+        self.read_scoped(ReadSize::Long, f)
     }
 
     /// [`Ctx::read_point`] in the workspace of the path: one record of it.
@@ -363,10 +376,31 @@ impl Ctx {
         F: FnOnce(&Conn, &Scope) -> ApiResult<T> + Send + 'static,
         T: Send + 'static,
     {
-        let read = self
-            .scoped(scope::load, once(f))
-            .map(|f| self.read_point(f));
-        async move { read?.await }
+        self.read_scoped(ReadSize::Point, f)
+    }
+
+    /// A read of `size` in the workspace of the path, found as the read's
+    /// position holds it (`scope::load_read`: kept while no commit changes a
+    /// workspace or an organization).
+    fn read_scoped<T, F>(
+        &self,
+        size: ReadSize,
+        f: F,
+    ) -> impl Future<Output = ApiResult<T>> + Send + 'static
+    where
+        F: FnOnce(&Conn, &Scope) -> ApiResult<T> + Send + 'static,
+        T: Send + 'static,
+    {
+        let read = self.caller().map(|user| {
+            let workspace = self.req.param("workspace_id").to_string();
+            let app = self.app.clone();
+            self.read_positioned(size, move |conn, read_at| {
+                let scope =
+                    scope::load_read(conn, &app.db, &app.scopes, read_at, user, &workspace)?;
+                f(conn, &scope)
+            })
+        });
+        async move { Ok(read?.await?.1) }
     }
 
     /// [`Ctx::write`] in the workspace of the path: `f` gets the [`Scope`].
@@ -424,12 +458,12 @@ impl Ctx {
 
     /// A rendered answer kept by [`Ctx::remember`], if the store holds the
     /// same locations at the position where this request found its session
-    /// live as where the answer was read (`Db::same_locations`). None for a
+    /// live as where the answer was read (`Db::same` of the locations). None for a
     /// session that needs confirming.
     pub fn cached(&self, key: &crate::db::cache::Key) -> Option<Bytes> {
         let db = &self.app.db;
         self.app.reads.get(self.live_at, key, &|then, now| {
-            db.same_locations(Some(then), Some(now))
+            db.same(Tables::LOCATIONS, Some(then), Some(now))
         })
     }
 
@@ -440,7 +474,7 @@ impl Ctx {
     pub fn remember(&self, read_at: Option<Stamp>, key: crate::db::cache::Key, value: Bytes) {
         let db = &self.app.db;
         self.app.reads.insert(read_at, key, value, &|then, now| {
-            db.same_locations(Some(then), Some(now))
+            db.same(Tables::LOCATIONS, Some(then), Some(now))
         });
     }
 
@@ -560,6 +594,8 @@ pub struct App {
     pub sessions: SessionCheck,
     /// Rendered answers kept until the next commit (see [`crate::db::cache`]).
     pub reads: ReadCache,
+    /// The workspaces reads found (see [`crate::workspaces::scope`]).
+    pub scopes: scope::Scopes,
     /// The upload slots (see [`Ctx::upload_slot`]).
     uploads: Arc<tokio::sync::Semaphore>,
     router: Router<Endpoint>,
@@ -593,6 +629,7 @@ impl App {
             checks: PasswordChecks::new(settings.login_checks, settings.login_queue),
             settings,
             reads: ReadCache::new(crate::db::cache::DEFAULT_BUDGET_BYTES),
+            scopes: scope::Scopes::new(),
             uploads,
             router,
             closing: tokio::sync::watch::channel(false).0,
@@ -698,17 +735,5 @@ impl App {
             Ok(response) => response,
             Err(err) => Response::error(&err),
         }
-    }
-}
-
-/// A read's `f` as [`Ctx::scoped`] takes it: a read runs once.
-fn once<T, F>(f: F) -> impl FnMut(&Conn, &Scope) -> ApiResult<T> + Send + 'static
-where
-    F: FnOnce(&Conn, &Scope) -> ApiResult<T> + Send + 'static,
-{
-    let mut f = Some(f);
-    move |conn, scope| match f.take() {
-        Some(f) => f(conn, scope),
-        None => Err(ApiError::internal("a read ran twice")),
     }
 }

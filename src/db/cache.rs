@@ -8,7 +8,12 @@
 //! move on to the later one.
 //!
 //! It pays off where reads dominate, as with the location catalogs on a port
-//! site; under a steady stream of writes it simply stays empty.
+//! site. What a commit changed of the entries is the caller's to say: the
+//! location records' cache and the workspaces' (`workspaces::scope`) each
+//! outlive the commits that changed none of their tables (`Db::same`).
+//!
+//! The values are whatever the caller keeps ([`Weight`]): rendered answers
+//! (`Bytes`), or records shared by reference.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -80,20 +85,30 @@ impl std::hash::Hash for Key {
 /// first (`Db::same_data`).
 pub type SameData<'a> = &'a dyn Fn(Stamp, Stamp) -> bool;
 
-pub struct ReadCache {
-    budget: usize,
-    state: Mutex<State>,
+/// What a value costs against a cache's budget, besides its key and slot.
+pub trait Weight {
+    fn weight(&self) -> usize;
 }
 
-#[derive(Default)]
-struct State {
+impl Weight for Bytes {
+    fn weight(&self) -> usize {
+        self.len()
+    }
+}
+
+pub struct ReadCache<V = Bytes> {
+    budget: usize,
+    state: Mutex<State<V>>,
+}
+
+struct State<V> {
     /// The position every entry was read at; `None` before the first insert.
     stamp: Option<Stamp>,
-    entries: HashMap<Key, Bytes>,
+    entries: HashMap<Key, V>,
     bytes: usize,
 }
 
-impl State {
+impl<V> State<V> {
     fn reset(&mut self, stamp: Stamp) {
         self.stamp = Some(stamp);
         self.entries.clear();
@@ -101,18 +116,22 @@ impl State {
     }
 }
 
-impl ReadCache {
-    pub fn new(budget: usize) -> ReadCache {
+impl<V: Weight + Clone> ReadCache<V> {
+    pub fn new(budget: usize) -> ReadCache<V> {
         ReadCache {
             budget,
-            state: Mutex::new(State::default()),
+            state: Mutex::new(State {
+                stamp: None,
+                entries: HashMap::new(),
+                bytes: 0,
+            }),
         }
     }
 
     /// The entry for `key` if the store holds the same data as when the entry
     /// was read. `now` is the current position (`None`: unknown, so a miss);
     /// `same(then, now)` tells whether two positions hold the same data.
-    pub fn get(&self, now: Option<Stamp>, key: &Key, same: SameData<'_>) -> Option<Bytes> {
+    pub fn get(&self, now: Option<Stamp>, key: &Key, same: SameData<'_>) -> Option<V> {
         let now = now?;
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
         match state.stamp {
@@ -133,9 +152,9 @@ impl ReadCache {
     }
 
     /// Keeps `value`, read from the store at position `read_at`.
-    pub fn insert(&self, read_at: Option<Stamp>, key: Key, value: Bytes, same: SameData<'_>) {
+    pub fn insert(&self, read_at: Option<Stamp>, key: Key, value: V, same: SameData<'_>) {
         let Some(read_at) = read_at else { return };
-        let cost = value.len() + ENTRY_OVERHEAD;
+        let cost = value.weight() + ENTRY_OVERHEAD;
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
         match state.stamp {
             Some(then) if then == read_at => {}
@@ -151,7 +170,7 @@ impl ReadCache {
         let replaced = state
             .entries
             .get(&key)
-            .map_or(0, |old| old.len() + ENTRY_OVERHEAD);
+            .map_or(0, |old| old.weight() + ENTRY_OVERHEAD);
         if state.bytes - replaced + cost > self.budget {
             return;
         }

@@ -45,6 +45,7 @@ use r2d2_sqlite::SqliteConnectionManager;
 use rusqlite::OpenFlags;
 
 use crate::error::{ApiError, ApiResult};
+pub use stamp::Tables;
 use stamp::{CommitWatch, Stamp};
 use writer::Writer;
 
@@ -580,28 +581,33 @@ impl Db {
         }
     }
 
-    /// Whether the store holds the same locations now, at `now`, as when
-    /// `then` was read: what the read cache's answers (location records)
-    /// are made of. [`Db::same_data`], or in between only commits that
-    /// changed no location: on a file, commits of the writer whose row hook
-    /// saw no location change (`CommitWatch::same_locations`); on
-    /// PostgreSQL, an unchanged count of the transactions that changed one
-    /// (`change_log.location_commits`, moved by a trigger on the table in
-    /// whatever transaction changes it). A workspace's writes then leave
-    /// the location records cached: with five writes a second, GET one port
-    /// ran at about half its rate on a file and a fifth on PostgreSQL while
-    /// every commit emptied the cache (`docs/design/performance.md`).
-    pub fn same_locations(&self, then: Option<Stamp>, now: Option<Stamp>) -> bool {
+    /// Whether the store holds the same rows of `tables` now, at `now`, as
+    /// when `then` was read: what an in-memory copy of them is made of (the
+    /// read cache's location records, a workspace's scope). [`Db::same_data`],
+    /// or in between only commits that changed none of them:
+    /// - on a file, commits of the writer whose row hook saw none of them
+    ///   change (`CommitWatch::holds`);
+    /// - on PostgreSQL, for the locations, an unchanged count of the
+    ///   transactions that changed one (`change_log.location_commits`, moved
+    ///   by a trigger on the table in whatever transaction changes it); for
+    ///   the other groups, no commit at all.
+    ///
+    /// A workspace's writes then leave the location records cached: with
+    /// five writes a second, GET one port ran at about half its rate on a
+    /// file and a fifth on PostgreSQL while every commit emptied the cache;
+    /// and its documents' writes leave its scope cached
+    /// (`docs/design/performance.md`).
+    pub fn same(&self, tables: Tables, then: Option<Stamp>, now: Option<Stamp>) -> bool {
         match (then, now, &self.commits) {
             (Some(then), Some(now), _) if then == now => true,
-            (Some(then), Some(now), Commits::Wal(watch)) => watch.same_locations(then, now),
+            (Some(then), Some(now), Commits::Wal(watch)) => watch.holds(tables, then, now),
             (
                 Some(Stamp::Commits {
                     locations: then, ..
                 }),
                 Some(Stamp::Commits { locations: now, .. }),
                 Commits::Counter(_),
-            ) => then == now,
+            ) if tables == Tables::LOCATIONS => then == now,
             _ => false,
         }
     }

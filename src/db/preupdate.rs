@@ -31,6 +31,7 @@ use std::panic::AssertUnwindSafe;
 use rusqlite::ffi;
 
 use super::conn::Value;
+use super::stamp::Tables;
 
 unsafe extern "C" {
     fn sqlite3_preupdate_hook(
@@ -219,26 +220,22 @@ unsafe extern "C" fn free(arg: *mut c_void) {
     drop(unsafe { Box::from_raw(arg as *mut Hook) });
 }
 
-/// The table the read cache's answers are made of (`db::cache`, the
-/// location records). PostgreSQL's counterpart is the trigger
-/// `locations_count` of `pg/location_commits.sql`.
-pub const LOCATIONS: &str = "locations";
-
 thread_local! {
-    /// Whether a statement of a connection with a hook ([`set`]), run on this
-    /// thread, changed a row of [`LOCATIONS`] since [`take_location_changed`]
-    /// was last called here.
-    static LOCATION_CHANGED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// The groups of tables the caches watch (`stamp::Tables`) of which a
+    /// statement of a connection with a hook ([`set`]), run on this thread,
+    /// changed a row since [`take_changed`] was last called here.
+    static CHANGED: std::cell::Cell<u8> = const { std::cell::Cell::new(0) };
 }
 
-/// Whether a row of [`LOCATIONS`] was changed on this thread, by a statement
-/// of a connection with a hook, since the last call; starts over.
-pub(super) fn take_location_changed() -> bool {
-    LOCATION_CHANGED.with(|changed| changed.replace(false))
+/// The watched groups of tables (`stamp::Tables::of`) of which a row was
+/// changed on this thread, by a statement of a connection with a hook,
+/// since the last call; starts over.
+pub(super) fn take_changed() -> Tables {
+    Tables::from_bits(CHANGED.with(|changed| changed.replace(0)))
 }
 
 /// Whether `conn` has a hook ([`set`]): then every row it changes in the
-/// main database is seen, by its hook and [`take_location_changed`].
+/// main database is seen, by its hook and [`take_changed`].
 pub(super) fn hooked(conn: &rusqlite::Connection) -> bool {
     // SAFETY: reads the pointer kept as client data, without using it.
     unsafe { !ffi::sqlite3_get_clientdata(conn.handle(), KEPT_AS.as_ptr()).is_null() }
@@ -259,8 +256,9 @@ unsafe extern "C" fn call(
     if schema.to_bytes() != b"main" {
         return;
     }
-    if table.to_bytes() == LOCATIONS.as_bytes() {
-        LOCATION_CHANGED.with(|changed| changed.set(true));
+    let watched = Tables::of(table.to_bytes());
+    if watched != Tables::NONE {
+        CHANGED.with(|changed| changed.set(changed.get() | watched.bits()));
     }
     // SAFETY: `arg` is the live hook `set` registered, called once at a time
     // (a hook runs no SQL on its connection, so it is not entered again).

@@ -65,15 +65,63 @@ pub enum Stamp {
     Commits { all: i64, locations: i64 },
 }
 
+/// Groups of tables that in-memory copies are made of, each of which
+/// outlives the commits that leave its group alone ([`CommitWatch::holds`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Tables(u8);
+
+impl Tables {
+    /// No table.
+    pub const NONE: Tables = Tables(0);
+    /// The location records: what the read cache's answers are made of
+    /// (`db::cache`).
+    pub const LOCATIONS: Tables = Tables(1);
+    /// The workspaces and the organizations they name: what a workspace's
+    /// scope is made of (`workspaces::scope`).
+    pub const WORKSPACES: Tables = Tables(2);
+
+    /// The group a table of the main database belongs to (`NONE`: no
+    /// cache is made of it). One list, read by the writer's row hook
+    /// (`db::preupdate`).
+    pub fn of(table: &[u8]) -> Tables {
+        match table {
+            b"locations" => Tables::LOCATIONS,
+            b"workspaces" | b"organizations" => Tables::WORKSPACES,
+            _ => Tables::NONE,
+        }
+    }
+
+    /// Both groups.
+    pub const fn with(self, other: Tables) -> Tables {
+        Tables(self.0 | other.0)
+    }
+
+    /// Whether the two share a group.
+    pub const fn meets(self, other: Tables) -> bool {
+        self.0 & other.0 != 0
+    }
+
+    /// From [`Tables::bits`].
+    pub const fn from_bits(bits: u8) -> Tables {
+        Tables(bits)
+    }
+
+    /// The groups as bits (a thread-local's cell).
+    pub const fn bits(self) -> u8 {
+        self.0
+    }
+}
+
 /// What a commit the writer recorded ([`CommitWatch::recorded`]) changed,
 /// of what the caches hold.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Changed {
     /// Bookkeeping only: nothing any cache holds ([`CommitWatch::same_data`]).
     Nothing,
-    /// Data, but no location: the read cache's answers hold across it
-    /// ([`CommitWatch::same_locations`]); the cached sessions' do not.
-    NoLocation,
+    /// Data, of these groups of tables and no other the caches watch: the
+    /// copies of the others hold across it ([`CommitWatch::holds`]); the
+    /// cached sessions' do not.
+    Data(Tables),
 }
 
 /// Reads the WAL-index header of one database file.
@@ -230,23 +278,25 @@ impl CommitWatch {
     /// the same header, or only bookkeeping commits in between.
     /// A header and its WAL restart count as one position.
     pub fn same_data(&self, then: Stamp, now: Stamp) -> bool {
-        self.holds(then, now, Changed::Nothing)
+        self.chained(then, now, |changed| changed == Changed::Nothing)
     }
 
-    /// Whether the store holds the same locations at `now` as it did at
-    /// `then`: [`CommitWatch::same_data`], or only commits of the writer's
-    /// that changed no location in between.
-    pub fn same_locations(&self, then: Stamp, now: Stamp) -> bool {
-        self.holds(then, now, Changed::NoLocation)
+    /// Whether the store holds the same rows of `tables` at `now` as it did
+    /// at `then`: [`CommitWatch::same_data`], or only commits of the
+    /// writer's in between that changed none of them.
+    pub fn holds(&self, tables: Tables, then: Stamp, now: Stamp) -> bool {
+        self.chained(then, now, |changed| match changed {
+            Changed::Nothing => true,
+            Changed::Data(changed) => !changed.meets(tables),
+        })
     }
 
-    /// Whether every commit from `then` to `now` was recorded as changing
-    /// at most `at_most` (`Nothing` < `NoLocation`).
-    fn holds(&self, then: Stamp, now: Stamp, at_most: Changed) -> bool {
+    /// Whether the recorded commits lead from `then` to `now`, each one
+    /// `allowed`.
+    fn chained(&self, then: Stamp, now: Stamp, allowed: impl Fn(Changed) -> bool) -> bool {
         if then.same_position(now) {
             return true;
         }
-        let allowed = |changed: Changed| changed == Changed::Nothing || changed == at_most;
         let kept = self.recorded.lock().unwrap_or_else(|p| p.into_inner());
         let mut at = then;
         // Each step moves to a later header; the chain is at most the list.

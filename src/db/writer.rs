@@ -472,11 +472,11 @@ impl Thread {
 
     /// Before a batch, on a data file: the count of other connections'
     /// commits seen (`PRAGMA data_version`) and then the commit position.
-    /// Also starts over the note of a location changed
-    /// (`preupdate::take_location_changed`).
+    /// Also starts over the note of the watched tables changed
+    /// (`preupdate::take_changed`).
     fn record_start(&self) -> Option<(i64, Option<super::stamp::Stamp>)> {
         let watch = self.watch.as_ref()?;
-        super::preupdate::take_location_changed();
+        super::preupdate::take_changed();
         let seen = self.conn.data_version().ok()?;
         Some((seen, watch.stamp()))
     }
@@ -487,8 +487,9 @@ impl Thread {
     /// positions before and after ([`CommitWatch::recorded`]):
     /// - nothing, when every write of it was bookkeeping, all were
     ///   committed, and nothing entered the change log;
-    /// - no location, when the connection's row hook, which sees every row
-    ///   it changes, saw none of a location (rolled back or not);
+    /// - data of the watched groups of tables its row hook saw change
+    ///   (`stamp::Tables`; none, or some), since the hook sees every row the
+    ///   connection changes, rolled back or not;
     /// - otherwise nothing is recorded, and the caches start over.
     fn record_end(
         &self,
@@ -497,17 +498,15 @@ impl Thread {
         answers: &[(Job, ApiResult<()>)],
     ) {
         let Some(watch) = &self.watch else { return };
-        let location_changed = super::preupdate::take_location_changed();
+        let tables = super::preupdate::take_changed();
         let only_bookkeeping = !answers.is_empty()
             && answers
                 .iter()
                 .all(|(job, committed)| job.bookkeeping() && committed.is_ok());
         let changed = if appended.is_none() && only_bookkeeping {
             Changed::Nothing
-        } else if !location_changed
-            && matches!(&self.conn, Conn::Sqlite(conn) if super::preupdate::hooked(conn))
-        {
-            Changed::NoLocation
+        } else if matches!(&self.conn, Conn::Sqlite(conn) if super::preupdate::hooked(conn)) {
+            Changed::Data(tables)
         } else {
             return;
         };
@@ -1147,7 +1146,7 @@ mod tests {
     use std::time::Duration;
 
     use super::{BatchLimit, BatchTimes, MAX_BATCH};
-    use crate::db::Db;
+    use crate::db::{Db, Tables};
 
     fn times(writes_us: u64, commit_us: u64) -> BatchTimes {
         BatchTimes {
@@ -1265,9 +1264,12 @@ mod tests {
     /// that changed no location keeps the same locations (what the read
     /// cache holds), though not the same data; one that changed a location,
     /// a rolled-back change of one included, and another connection's
-    /// commit of anything, do not. Without a row hook no commit keeps them.
+    /// commit of anything, do not. Likewise for the workspaces and the
+    /// organizations they name (what a workspace's scope is made of): a
+    /// location leaves them, an organization does not, and leaves the
+    /// locations. Without a row hook no commit keeps either group.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn only_a_commit_that_changed_no_location_keeps_the_same_locations() {
+    async fn only_a_commit_that_changed_none_of_a_group_of_tables_keeps_that_group() {
         let dir = tempfile::tempdir().expect("temp dir");
         for (capture, hooked) in [
             (
@@ -1287,7 +1289,7 @@ mod tests {
             let data = db.stamp().await;
             assert!(!db.same_data(start, data), "a commit of data");
             assert_eq!(
-                db.same_locations(start, data),
+                db.same(Tables::LOCATIONS, start, data),
                 hooked,
                 "no location changed"
             );
@@ -1302,8 +1304,32 @@ mod tests {
             .await
             .expect("a location");
             let located = db.stamp().await;
-            assert!(!db.same_locations(data, located), "a location changed");
-            assert!(!db.same_locations(start, located));
+            assert!(
+                !db.same(Tables::LOCATIONS, data, located),
+                "a location changed"
+            );
+            assert!(!db.same(Tables::LOCATIONS, start, located));
+            assert_eq!(
+                db.same(Tables::WORKSPACES, data, located),
+                hooked,
+                "no workspace changed"
+            );
+            db.write(|conn| {
+                Ok(conn.execute(
+                    "INSERT INTO organizations (id, name, name_folded, audience, created_at, \
+                     updated_at) VALUES ('o1', 'Org', 'org', 'acme', 1, 1)",
+                    [],
+                )?)
+            })
+            .await
+            .expect("an organization");
+            let organized = db.stamp().await;
+            assert!(
+                !db.same(Tables::WORKSPACES, located, organized),
+                "an organization changed"
+            );
+            assert_eq!(db.same(Tables::LOCATIONS, located, organized), hooked);
+            let located = organized;
             // A write that changes a location and fails is rolled back; its
             // batch, which commits the other write, still counts as one
             // that changed a location (the hook saw it).
@@ -1326,14 +1352,14 @@ mod tests {
             both.1.await.expect("join").expect("data");
             let mixed = db.stamp().await;
             assert!(
-                !db.same_locations(located, mixed),
+                !db.same(Tables::LOCATIONS, located, mixed),
                 "the hook saw a location"
             );
             db.write(|conn| Ok(conn.execute("INSERT INTO t VALUES (3)", [])?))
                 .await
                 .expect("data");
             let more = db.stamp().await;
-            assert_eq!(db.same_locations(mixed, more), hooked);
+            assert_eq!(db.same(Tables::LOCATIONS, mixed, more), hooked);
             // Another connection's commit: what it changed is not known.
             let other = crate::db::open_connection(&path).expect("another connection");
             other
@@ -1341,14 +1367,14 @@ mod tests {
                 .expect("foreign");
             let foreign = db.stamp().await;
             assert!(
-                !db.same_locations(more, foreign),
+                !db.same(Tables::LOCATIONS, more, foreign),
                 "another connection's commit"
             );
             db.write(|conn| Ok(conn.execute("INSERT INTO t VALUES (5)", [])?))
                 .await
                 .expect("data");
-            assert!(!db.same_locations(more, db.stamp().await));
-            assert!(!db.same_locations(None, db.stamp().await));
+            assert!(!db.same(Tables::LOCATIONS, more, db.stamp().await));
+            assert!(!db.same(Tables::LOCATIONS, None, db.stamp().await));
             drop(other);
             db.close().expect("close");
         }

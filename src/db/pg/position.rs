@@ -34,7 +34,7 @@ use crate::db::stamp::Stamp;
 /// The counters' query (autocommit: the latest committed values): every
 /// writing transaction's count, and the count of those that changed a
 /// location (`locations_count` in `pg/location_commits.sql`), which the
-/// read cache's answers compare (`Db::same_locations`).
+/// read cache's answers compare (`Db::same`).
 const QUERY: &str = "SELECT commits, location_commits FROM change_log WHERE id = 1";
 
 /// The longest a request waits for an answer before treating the position as

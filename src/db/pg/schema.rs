@@ -49,7 +49,7 @@ const STEPS: &[&str] = &[
 /// changes nothing: its writer's row hook sees which commits change a
 /// location): the count of the transactions that changed a location, kept
 /// by a trigger on the table, which the read cache compares instead of every
-/// commit (`Db::same_locations`). The function and trigger are the new
+/// commit (`Db::same`). The function and trigger are the new
 /// schema's own (`location_commits.sql`).
 const LOCATION_COMMITS: &str = concat!(
     "ALTER TABLE change_log ADD COLUMN location_commits bigint NOT NULL DEFAULT 0;\n",

@@ -570,3 +570,64 @@ fn a_tenant_s_workspace_total_is_kept_through_invitations_deletes_and_past_the_b
     assert_eq!(filtered.header("x-total-count-capped"), Some("true"));
     assert_eq!(total_of(&w.bob), 1);
 }
+
+/// Reads keep a workspace in memory between the commits that leave the
+/// workspaces alone (`workspaces::scope::Scopes`). The invited tenant, reading
+/// again and again while documents are written in another workspace and in
+/// this one, sees each change of the workspace itself at once: it is absent
+/// while pending, there once accepted, gone once deleted.
+#[test]
+fn a_workspace_kept_for_reads_follows_its_consent_and_its_deletion_at_once() {
+    let w = World::new();
+    let (ws, _) = create_workspace(
+        &w.server,
+        &w.alice,
+        &workspace_body("Kept", Some(&w.client_org), Some(&w.vendor_org)),
+    );
+    let jobs = format!("/workspaces/{ws}/jobs");
+    let elsewhere = format!("/workspaces/{}/jobs", w.ws);
+    // Read twice (the second finds it kept), then a write elsewhere.
+    let read_twice = |key: &str, path: &str| {
+        let first = w.server.get(path, key);
+        let second = w.server.get(path, key);
+        assert_eq!(first.status, second.status, "{}", second.text());
+        assert_eq!(first.text(), second.text());
+        expect(&w.server.post(&elsewhere, &w.alice, &json!({})), 201);
+        second
+    };
+
+    expect_404(&read_twice(&w.bob, &jobs));
+    expect_404(&read_twice(&w.bob, &jobs));
+    expect(&read_twice(&w.alice, &jobs), 200);
+
+    accept(&w.server, &w.bob, &ws);
+    let (listed, total) = list(&w.server, &w.bob, &jobs);
+    assert_eq!((listed.len(), total), (0, 0));
+    let (job, _) = envelope(&expect(&w.server.post(&jobs, &w.alice, &json!({})), 201));
+    let path = format!("{jobs}/{job}");
+    expect(&read_twice(&w.bob, &path), 200);
+    // A document of this workspace written: still the same workspace.
+    expect(
+        &w.server
+            .post(&format!("{path}/quality"), &w.alice, &quality_sample()),
+        201,
+    );
+    expect(&read_twice(&w.bob, &path), 200);
+
+    // Emptied, then deleted: gone for both at once.
+    let quality = list_ids(&w.server, &w.alice, &format!("{path}/quality")).0;
+    for id in quality {
+        expect(
+            &w.server.delete(&format!("{path}/quality/{id}"), &w.alice),
+            200,
+        );
+    }
+    expect(&w.server.delete(&path, &w.alice), 200);
+    expect(&read_twice(&w.bob, &jobs), 200);
+    expect(
+        &w.server.delete(&format!("/workspaces/{ws}"), &w.alice),
+        200,
+    );
+    expect_404(&w.server.get(&jobs, &w.bob));
+    expect_404(&w.server.get(&jobs, &w.alice));
+}
