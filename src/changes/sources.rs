@@ -285,15 +285,7 @@ pub const SOURCES: [Source; 7] = [
                     body,
                     created_at,
                     updated_at,
-                }) => {
-                    let body = serde_json::value::RawValue::from_string(body).map_err(|e| {
-                        crate::error::ApiError::internal_from(
-                            format!("document {id} has a body that is not JSON"),
-                            e,
-                        )
-                    })?;
-                    document(kind, id, workspace_id, &body, created_at, updated_at).map(Some)
-                }
+                }) => document(kind, id, workspace_id, &body, created_at, updated_at).map(Some),
                 Some(Stored::Parsed(doc)) => {
                     let crate::documents::Document {
                         id,

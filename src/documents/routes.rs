@@ -253,17 +253,39 @@ fn one(
     kind: &'static Kind,
     target: &Target,
 ) -> ApiResult<(Option<Document>, Document)> {
+    found(conn, scope, kind, target, |job, id| {
+        store::get(conn, scope.id(), kind, job, id)
+    })
+}
+
+/// The job of `target` (for a result) and its document, as `read` reads it
+/// by the job's id and its own; 404 when either is not there.
+fn found<T>(
+    conn: &Conn,
+    scope: &Scope,
+    kind: &'static Kind,
+    target: &Target,
+    read: impl FnOnce(Option<&str>, &str) -> crate::db::Result<Option<T>>,
+) -> ApiResult<(Option<Document>, T)> {
     let job = job(conn, scope, target)?;
     let id = target.document.as_deref().unwrap_or("");
-    let doc = store::get(
-        conn,
-        scope.id(),
-        kind,
-        job.as_ref().map(|j| j.id.as_str()),
-        id,
-    )?
-    .ok_or_else(|| ApiError::not_found(format!("No {} with id \"{id}\" here", kind.noun)))?;
+    let doc = read(job.as_ref().map(|j| j.id.as_str()), id)?
+        .ok_or_else(|| ApiError::not_found(format!("No {} with id \"{id}\" here", kind.noun)))?;
     Ok((job, doc))
+}
+
+/// [`shaped`] of a body given as its stored JSON text.
+fn shaped_text(shape: Shape, id: &str, body: Box<serde_json::value::RawValue>) -> Vec<u8> {
+    match shape {
+        Shape::Body => Box::<str>::from(body).into_string().into_bytes(),
+        Shape::Envelope => envelope::older_text(id, &body),
+        Shape::EnvelopeInArray => {
+            let mut out = vec![b'['];
+            out.extend(envelope::older_text(id, &body));
+            out.push(b']');
+            out
+        }
+    }
 }
 
 fn shaped(shape: Shape, id: &str, body: Value) -> Value {
@@ -583,15 +605,21 @@ pub async fn get(ctx: Ctx, kind: &'static Kind) -> ApiResult<Response> {
     let target = target(&ctx, kind, true);
     let answer = ctx
         .read_point_in(move |conn, scope| {
-            let (_, doc) = one(conn, scope, kind, &target)?;
-            Ok(shaped(
-                kind.get_shape,
-                &doc.id,
-                store::readable_body(conn, &doc)?,
-            ))
+            let (_, stored) = found(conn, scope, kind, &target, |job, id| {
+                store::get_stored(conn, scope.id(), kind, job, id)
+            })?;
+            match stored {
+                // Shown as stored: the text goes out as it is, unparsed.
+                store::Stored::Raw { id, body, .. } => Ok(shaped_text(kind.get_shape, &id, body)),
+                store::Stored::Parsed(doc) => {
+                    let body = store::readable_body(conn, &doc)?;
+                    crate::http::json::to_vec(&shaped(kind.get_shape, &doc.id, body))
+                        .map_err(ApiError::internal)
+                }
+            }
         })
         .await?;
-    Ok(Response::json(200, &answer))
+    Ok(Response::json_bytes(200, answer.into()))
 }
 
 /// `PATCH`: a JSON merge patch of the stored body (only the fields sent change;

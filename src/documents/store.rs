@@ -93,6 +93,10 @@ fn unreadable(column: usize, err: UnreadableDocument) -> crate::db::Error {
     crate::db::Error::conversion(column, err)
 }
 
+/// Where a document of a kind, in a workspace and (for results) under a
+/// job, is found: [`get`]'s and [`get_stored`]'s condition.
+const ONE: &str = "id = ?1 AND workspace_id = ?2 AND kind = ?3 AND job_id IS NOT DISTINCT FROM ?4";
+
 /// A document of a kind, in a workspace and (for results) under a job.
 pub fn get(
     conn: &Conn,
@@ -101,12 +105,23 @@ pub fn get(
     job: Option<&str>,
     id: &str,
 ) -> crate::db::Result<Option<Document>> {
-    conn.prepare_cached(&format!(
-        "SELECT {COLUMNS} FROM documents WHERE id = ?1 AND workspace_id = ?2 AND kind = ?3 \
-         AND job_id IS NOT DISTINCT FROM ?4"
-    ))?
-    .query_row(params![id, workspace, kind.key, job], from_row)
-    .optional()
+    conn.prepare_cached(&format!("SELECT {COLUMNS} FROM documents WHERE {ONE}"))?
+        .query_row(params![id, workspace, kind.key, job], from_row)
+        .optional()
+}
+
+/// [`get`], the body parsed only when a client would read it other than as
+/// stored ([`Stored`]): what a GET answers.
+pub fn get_stored(
+    conn: &Conn,
+    workspace: &str,
+    kind: &Kind,
+    job: Option<&str>,
+    id: &str,
+) -> crate::db::Result<Option<Stored>> {
+    conn.prepare_cached(&format!("SELECT {COLUMNS} FROM documents WHERE {ONE}"))?
+        .query_row(params![id, workspace, kind.key, job], stored_row)
+        .optional()
 }
 
 /// Any document of a workspace, whatever its kind.
@@ -122,12 +137,13 @@ pub fn get_any(conn: &Conn, workspace: &str, id: &str) -> crate::db::Result<Opti
 pub enum Stored {
     /// The document, its body parsed (a kind that shows references expanded).
     Parsed(Document),
-    /// A kind whose body is shown as stored: the body's JSON text, unparsed.
+    /// A kind whose body is shown as stored: the body's JSON text, checked
+    /// to be an object but not parsed into a tree.
     Raw {
         id: String,
         workspace_id: String,
         kind: &'static Kind,
-        body: String,
+        body: Box<serde_json::value::RawValue>,
         created_at: i64,
         updated_at: i64,
     },
@@ -138,21 +154,31 @@ pub enum Stored {
 /// would read it other than as stored.
 pub fn stored_from(conn: &Conn, table: &str, id: &str) -> crate::db::Result<Option<Stored>> {
     conn.prepare_cached(&format!("SELECT {COLUMNS} FROM {table} WHERE id = ?1"))?
-        .query_row([id], |row| {
-            let kind = kinds::by_key(row.get_ref(2)?.as_str()?);
-            match kind {
-                Some(kind) if !kind.expand_references => Ok(Stored::Raw {
+        .query_row([id], stored_row)
+        .optional()
+}
+
+/// A row of `documents` (or of its copy) as a [`Stored`]. A body that is
+/// not a JSON object is read as [`from_row`] reads it, which says what is
+/// wrong with it, naming the document.
+fn stored_row(row: &crate::db::Row<'_>) -> crate::db::Result<Stored> {
+    let kind = kinds::by_key(row.get_ref(2)?.as_str()?);
+    match kind {
+        Some(kind) if !kind.expand_references => {
+            match serde_json::value::RawValue::from_string(row.get(4)?) {
+                Ok(body) if body.get().starts_with('{') => Ok(Stored::Raw {
                     id: row.get(0)?,
                     workspace_id: row.get(1)?,
                     kind,
-                    body: row.get(4)?,
+                    body,
                     created_at: row.get(5)?,
                     updated_at: row.get(6)?,
                 }),
                 _ => from_row(row).map(Stored::Parsed),
             }
-        })
-        .optional()
+        }
+        _ => from_row(row).map(Stored::Parsed),
+    }
 }
 
 fn body_text(doc: &Document) -> String {
@@ -570,6 +596,12 @@ mod tests {
         let fine = get_any(&conn, "w", "d-fine").unwrap().unwrap();
         assert_eq!(fine.kind.key, "job");
         assert_eq!(fine.body["reference"], "R1");
+        // Read as stored (a GET's, the change log's), the same.
+        let job = kinds::by_key("job").unwrap();
+        match get_stored(&conn, "w", job, None, "d-fine").unwrap() {
+            Some(Stored::Raw { body, .. }) => assert_eq!(body.get(), r#"{"reference":"R1"}"#),
+            _ => panic!("a job is shown as stored"),
+        }
 
         for (id, problem) in [
             ("d-kind", r#"its kind "bogus" is not one this binary knows"#),
@@ -590,6 +622,21 @@ mod tests {
             assert_eq!(api.status(), 500);
             assert!(api.chain().contains(id), "{}", api.chain());
             assert!(!api.body().to_string().contains(id));
+        }
+        for (id, kind, problem) in [
+            ("d-array", "job", "its body is JSON an array, not an object"),
+            ("d-text", "timelog", "its body is not valid JSON"),
+        ] {
+            let kind = kinds::by_key(kind).unwrap();
+            let err = match get_stored(&conn, "w", kind, None, id) {
+                Ok(_) => panic!("{id} read as stored"),
+                Err(err) => err,
+            };
+            let line = crate::error::chain(&err);
+            assert!(
+                line.contains(&format!("document {id} cannot be read: {problem}")),
+                "{line}"
+            );
         }
         // The parse error underneath a corrupt body is kept as its source.
         let err = get_any(&conn, "w", "d-text").unwrap_err();
