@@ -20,7 +20,7 @@ use crate::auth::lockout::Lockout;
 use crate::auth::principal::{Access, Principal};
 use crate::db::ReadSize;
 use crate::db::blobs::{self, BlobWriter};
-use crate::db::cache::ReadCache;
+use crate::db::cache::{ReadCache, RowCache};
 use crate::db::stamp::Stamp;
 use crate::db::{Db, Tables};
 use crate::error::{ApiError, ApiResult};
@@ -367,11 +367,26 @@ impl Ctx {
         F: FnOnce(&Conn, &Scope) -> ApiResult<T> + Send + 'static,
         T: Send + 'static,
     {
-        self.read_scoped(ReadSize::Long, f)
+        let read = self.read_scoped(ReadSize::Long, f);
+        async move { Ok(read.await?.1) }
     }
 
     /// [`Ctx::read_point`] in the workspace of the path: one record of it.
     pub fn read_point_in<T, F>(&self, f: F) -> impl Future<Output = ApiResult<T>> + Send + 'static
+    where
+        F: FnOnce(&Conn, &Scope) -> ApiResult<T> + Send + 'static,
+        T: Send + 'static,
+    {
+        let read = self.read_point_in_at(f);
+        async move { Ok(read.await?.1) }
+    }
+
+    /// [`Ctx::read_point_in`], also answering the position the read began
+    /// at, under which its answer may be kept ([`Ctx::keep_document`]).
+    pub fn read_point_in_at<T, F>(
+        &self,
+        f: F,
+    ) -> impl Future<Output = ApiResult<(Option<Stamp>, T)>> + Send + 'static
     where
         F: FnOnce(&Conn, &Scope) -> ApiResult<T> + Send + 'static,
         T: Send + 'static,
@@ -386,7 +401,7 @@ impl Ctx {
         &self,
         size: ReadSize,
         f: F,
-    ) -> impl Future<Output = ApiResult<T>> + Send + 'static
+    ) -> impl Future<Output = ApiResult<(Option<Stamp>, T)>> + Send + 'static
     where
         F: FnOnce(&Conn, &Scope) -> ApiResult<T> + Send + 'static,
         T: Send + 'static,
@@ -400,7 +415,7 @@ impl Ctx {
                 f(conn, &scope)
             })
         });
-        async move { Ok(read?.await?.1) }
+        async move { read?.await }
     }
 
     /// [`Ctx::write`] in the workspace of the path: `f` gets the [`Scope`].
@@ -465,6 +480,45 @@ impl Ctx {
         self.app.reads.get(self.live_at, key, &|then, now| {
             db.same(Tables::LOCATIONS, Some(then), Some(now))
         })
+    }
+
+    /// A document's answer kept by [`Ctx::keep_document`] (`form`: which
+    /// answer), if at the position where this request found its session
+    /// live the caller may see the path's workspace as it is kept there
+    /// (`scope::kept`), and the document did not change since the answer was
+    /// read (`Db::changed_documents`). None otherwise: the caller reads.
+    pub fn kept_document(&self, form: &str, id: &str) -> Option<Bytes> {
+        let user = self.principal.as_ref()?;
+        let workspace = self.req.param("workspace_id");
+        let db = &self.app.db;
+        let found = scope::kept(db, &self.app.scopes, self.live_at, workspace)?;
+        if !found.visible_to(user) {
+            return None;
+        }
+        self.app
+            .documents
+            .get(self.live_at, id, (form, workspace), &|then, now| {
+                db.changed_documents(Some(then), Some(now))
+            })
+    }
+
+    /// Keeps a document's answer read at `read_at`, for the path's workspace.
+    /// Only for an answer made of the document's own row alone, the same for
+    /// every caller who may see the workspace (`documents::routes::get`).
+    pub fn keep_document(
+        &self,
+        read_at: Option<Stamp>,
+        form: &'static str,
+        id: &str,
+        answer: Bytes,
+    ) {
+        let db = &self.app.db;
+        let workspace = self.req.param("workspace_id");
+        self.app
+            .documents
+            .insert(read_at, id, (form, workspace), answer, &|then, now| {
+                db.changed_documents(Some(then), Some(now))
+            });
     }
 
     /// Keeps a rendered answer read at `read_at`. Only for answers that are the
@@ -596,6 +650,9 @@ pub struct App {
     pub reads: ReadCache,
     /// The workspaces reads found (see [`crate::workspaces::scope`]).
     pub scopes: scope::Scopes,
+    /// Documents' answers, each kept until its document changes (see
+    /// [`crate::db::cache::RowCache`]).
+    pub documents: RowCache,
     /// The upload slots (see [`Ctx::upload_slot`]).
     uploads: Arc<tokio::sync::Semaphore>,
     router: Router<Endpoint>,
@@ -630,6 +687,7 @@ impl App {
             settings,
             reads: ReadCache::new(crate::db::cache::DEFAULT_BUDGET_BYTES),
             scopes: scope::Scopes::new(),
+            documents: RowCache::new(crate::db::cache::DOCUMENTS_BUDGET_BYTES),
             uploads,
             router,
             closing: tokio::sync::watch::channel(false).0,

@@ -1,12 +1,15 @@
 //! Sessions remembered in memory, each with the store position ([`Stamp`]) it
-//! was read at. An entry is trusted outright only while nothing at all has been
-//! committed since; after that it still names the caller, but the request's
-//! first store call confirms the session in the store (see
-//! [`super::SessionGuard`]). So a logout, a password change or a `quayside user
-//! remove` run by another process ends a key at once, while the common case, a
-//! key used again with nothing changed, costs no store call at all. Commits of
+//! was read at. An entry is trusted outright only while no commit since
+//! changed a session or an account (`Db::same` of `Tables::SESSIONS`: on a
+//! data file, by the writer's recorded commits; any commit of another
+//! connection, and on PostgreSQL any commit at all, counts as one); after
+//! that it still names the caller, but the request's first store call
+//! confirms the session in the store (see [`super::SessionGuard`]). So a
+//! logout, a password change or a `quayside user remove` run by another
+//! process ends a key at once, while the common case, a key used again while
+//! results are written all day, costs no store call at all. Commits of
 //! bookkeeping only (a session's sliding expiry, statistics) do not count as
-//! changes (`Db::same_data`).
+//! changes.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;

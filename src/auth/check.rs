@@ -11,9 +11,9 @@ use super::cache::SessionCache;
 use super::principal::Principal;
 use super::{confirmed, sessions};
 use crate::clock;
-use crate::db::Db;
 use crate::db::stamp::Stamp;
 use crate::db::writer;
+use crate::db::{Db, Tables};
 use crate::error::{ApiError, ApiResult};
 use crate::http::Request;
 
@@ -141,7 +141,7 @@ impl SessionCheck {
             // only the store can say.
             Some((read_at, found)) if !limits.expired(&found, now) => {
                 let at = self.db.stamp().await;
-                if self.db.same_data(read_at, at) {
+                if self.db.same(Tables::SESSIONS, read_at, at) {
                     if read_at != at {
                         self.cache.restamp(&hash, read_at, at);
                     }
@@ -206,7 +206,9 @@ impl SessionCheck {
         }
         let hash = sessions::hash_key(value);
         if let Some((read_at, found)) = self.cache.get(&hash) {
-            if self.db.same_data(read_at, self.db.stamp().await)
+            if self
+                .db
+                .same(Tables::SESSIONS, read_at, self.db.stamp().await)
                 && !self.limits.expired(&found, clock::now_ms())
             {
                 return true;

@@ -26,6 +26,10 @@ use super::stamp::Stamp;
 /// the cache): bounded memory instead of an eviction policy.
 pub const DEFAULT_BUDGET_BYTES: usize = 16 * 1024 * 1024;
 
+/// The bytes the documents' answers may take ([`RowCache`]): about 10,000
+/// jobs.
+pub const DOCUMENTS_BUDGET_BYTES: usize = 8 * 1024 * 1024;
+
 /// What one entry costs besides its answer's bytes (map slot with its key,
 /// headers).
 const ENTRY_OVERHEAD: usize = 64 + KEY_MAX;
@@ -179,6 +183,151 @@ impl<V: Weight + Clone> ReadCache<V> {
     }
 }
 
+/// The rows changed from the first position to the second (each once or
+/// more), when all are known (`Db::changed_documents`); `None` otherwise.
+pub type Between<'a> = &'a dyn Fn(Stamp, Stamp) -> Option<Vec<String>>;
+
+/// A cache of answers each made of one row (a document), kept at the
+/// position they were read at and ended by a change of that row alone: as
+/// it moves to a later position it drops the entries of the rows changed in
+/// between (`Between`), and starts over only when those are not known.
+/// Unlike [`ReadCache`], whose entries all end together, it keeps what a
+/// workspace at work did not touch.
+pub struct RowCache {
+    budget: usize,
+    state: Mutex<RowState>,
+}
+
+struct RowState {
+    stamp: Option<Stamp>,
+    /// By row: the answer's form (what kind of answer it is) and the scope it
+    /// was found in (a workspace), and the answer.
+    entries: HashMap<String, (&'static str, String, Bytes)>,
+    bytes: usize,
+}
+
+impl RowState {
+    fn reset(&mut self, stamp: Stamp) {
+        self.stamp = Some(stamp);
+        self.entries.clear();
+        self.bytes = 0;
+    }
+
+    fn drop_rows(&mut self, rows: &[String]) {
+        for row in rows {
+            if let Some((_, scope, answer)) = self.entries.remove(row) {
+                self.bytes -= row_cost(row, &scope, &answer);
+            }
+        }
+    }
+
+    /// Brings the entries to `now` if the rows changed in between are known
+    /// (true), else leaves them (false).
+    fn forward(&mut self, now: Stamp, between: Between<'_>) -> bool {
+        match self.stamp {
+            Some(then) if then == now => true,
+            Some(then) => match between(then, now) {
+                Some(changed) => {
+                    self.drop_rows(&changed);
+                    self.stamp = Some(now);
+                    true
+                }
+                None => false,
+            },
+            None => false,
+        }
+    }
+
+    /// For a position `at` behind the entries': whether `row` is the same
+    /// at both (`Some`), when the rows changed in between are known.
+    fn same_behind(&self, at: Stamp, row: &str, between: Between<'_>) -> Option<bool> {
+        let changed = between(at, self.stamp?)?;
+        Some(!changed.iter().any(|c| c == row))
+    }
+}
+
+fn row_cost(row: &str, scope: &str, answer: &Bytes) -> usize {
+    row.len() + scope.len() + answer.len() + ENTRY_OVERHEAD
+}
+
+impl RowCache {
+    pub fn new(budget: usize) -> RowCache {
+        RowCache {
+            budget,
+            state: Mutex::new(RowState {
+                stamp: None,
+                entries: HashMap::new(),
+                bytes: 0,
+            }),
+        }
+    }
+
+    /// The answer of `form` for `row` in `scope`, if that row is the same at
+    /// `now` as when it was read.
+    pub fn get(
+        &self,
+        now: Option<Stamp>,
+        row: &str,
+        (form, scope): (&str, &str),
+        between: Between<'_>,
+    ) -> Option<Bytes> {
+        let now = now?;
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        if !state.forward(now, between) {
+            match state.same_behind(now, row, between) {
+                // A request behind the entries, for a row changed since.
+                Some(false) => return None,
+                Some(true) => {}
+                None => {
+                    state.reset(now);
+                    return None;
+                }
+            }
+        }
+        match state.entries.get(row) {
+            Some((kept_form, kept_scope, answer)) if *kept_form == form && kept_scope == scope => {
+                Some(answer.clone())
+            }
+            _ => None,
+        }
+    }
+
+    /// Keeps `answer`, of `form` for `row` in `scope`, read at `read_at`.
+    pub fn insert(
+        &self,
+        read_at: Option<Stamp>,
+        row: &str,
+        (form, scope): (&'static str, &str),
+        answer: Bytes,
+        between: Between<'_>,
+    ) {
+        let Some(read_at) = read_at else { return };
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        if !state.forward(read_at, between) {
+            // Read behind the entries: it holds at their position too when
+            // its row did not change since, and is not kept when it did;
+            // when that is not known, start over at its own position.
+            match state.same_behind(read_at, row, between) {
+                Some(false) => return,
+                Some(true) => {}
+                None => state.reset(read_at),
+            }
+        }
+        let cost = row_cost(row, scope, &answer);
+        let replaced = state
+            .entries
+            .get(row)
+            .map_or(0, |(_, s, a)| row_cost(row, s, a));
+        if state.bytes - replaced + cost > self.budget {
+            return;
+        }
+        state.bytes = state.bytes - replaced + cost;
+        state
+            .entries
+            .insert(row.to_string(), (form, scope.to_string(), answer));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::{Key, ReadCache, Stamp};
@@ -298,5 +447,94 @@ mod tests {
         assert!(Key::new(&["ports/", "NLRTM"]) != Key::new(&["ports/", "NLRTMX"]));
         assert!(Key::new(&["inland_facilities/", &"X".repeat(64)]).is_some());
         assert!(Key::new(&["inland_facilities/", &"X".repeat(65)]).is_none());
+    }
+
+    /// A row's answer outlives the changes of other rows and ends with its
+    /// own; it is served only in its own form and scope; an unknown change
+    /// ends every answer; a request behind the entries is served when its
+    /// row did not change since.
+    #[test]
+    fn a_row_s_answer_ends_with_a_change_of_that_row_alone() {
+        use super::{Between, RowCache};
+        let changed: Vec<(u8, u8, Option<Vec<String>>)> = vec![
+            (1, 2, Some(vec!["other".into()])),
+            (2, 3, Some(vec!["row".into()])),
+            (3, 4, None),
+        ];
+        let between = move |then: Stamp, now: Stamp| -> Option<Vec<String>> {
+            let n = |s: Stamp| match s {
+                Stamp::Wal(h) => h[8],
+                Stamp::Commits { all, .. } => all as u8,
+            };
+            let (from, to) = (n(then), n(now));
+            if from > to {
+                return None;
+            }
+            let mut ids = Vec::new();
+            for step in from..to {
+                let (_, _, ids_of) = changed.iter().find(|(a, _, _)| *a == step)?;
+                ids.extend(ids_of.clone()?);
+            }
+            Some(ids)
+        };
+        let between: Between<'_> = &between;
+        let cache = RowCache::new(4096);
+        let answer = Bytes::from_static(b"{}");
+        cache.insert(stamp(1), "row", ("job", "w"), answer.clone(), between);
+        assert_eq!(
+            cache.get(stamp(1), "row", ("job", "w"), between),
+            Some(answer.clone())
+        );
+        assert_eq!(
+            cache.get(stamp(1), "row", ("job", "v"), between),
+            None,
+            "another scope"
+        );
+        assert_eq!(
+            cache.get(stamp(1), "row", ("lpi", "w"), between),
+            None,
+            "another form"
+        );
+        assert_eq!(
+            cache.get(stamp(2), "row", ("job", "w"), between),
+            Some(answer.clone()),
+            "another row changed"
+        );
+        assert_eq!(
+            cache.get(stamp(1), "row", ("job", "w"), between),
+            Some(answer.clone()),
+            "a request behind, the row unchanged since"
+        );
+        assert_eq!(
+            cache.get(stamp(3), "row", ("job", "w"), between),
+            None,
+            "its row changed"
+        );
+        cache.insert(stamp(3), "row", ("job", "w"), answer.clone(), between);
+        cache.insert(stamp(2), "other", ("job", "w"), answer.clone(), between);
+        assert_eq!(
+            cache.get(stamp(3), "other", ("job", "w"), between),
+            Some(answer.clone()),
+            "read behind, unchanged since: kept"
+        );
+        assert_eq!(
+            cache.get(stamp(2), "row", ("job", "w"), between),
+            None,
+            "changed since"
+        );
+        assert_eq!(
+            cache.get(stamp(3), "row", ("job", "w"), between),
+            Some(answer.clone())
+        );
+        assert_eq!(
+            cache.get(stamp(4), "row", ("job", "w"), between),
+            None,
+            "unknown changes"
+        );
+        assert_eq!(
+            cache.get(stamp(3), "other", ("job", "w"), between),
+            None,
+            "all ended"
+        );
     }
 }

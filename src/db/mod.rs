@@ -612,6 +612,22 @@ impl Db {
         }
     }
 
+    /// The documents changed between `then` and `now` (an id once or more),
+    /// when all are known: on a file, by the writer's recorded commits
+    /// (`CommitWatch::changed_documents`); on PostgreSQL only when nothing
+    /// was committed. `None`: not known, so no kept document holds.
+    pub fn changed_documents(
+        &self,
+        then: Option<Stamp>,
+        now: Option<Stamp>,
+    ) -> Option<Vec<String>> {
+        match (then, now, &self.commits) {
+            (Some(then), Some(now), _) if then == now => Some(Vec::new()),
+            (Some(then), Some(now), Commits::Wal(watch)) => watch.changed_documents(then, now),
+            _ => None,
+        }
+    }
+
     /// Queries sent to read the PostgreSQL commit position (0 on a file).
     pub fn position_queries(&self) -> u64 {
         match &self.commits {

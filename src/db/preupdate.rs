@@ -229,9 +229,40 @@ thread_local! {
 
 /// The watched groups of tables (`stamp::Tables::of`) of which a row was
 /// changed on this thread, by a statement of a connection with a hook,
-/// since the last call; starts over.
-pub(super) fn take_changed() -> Tables {
-    Tables::from_bits(CHANGED.with(|changed| changed.replace(0)))
+/// since the last call, with the ids of the documents changed (`None`:
+/// more than [`DOCUMENTS_NOTED`], or one that could not be read); starts
+/// over.
+pub(super) fn take_changed() -> (Tables, Option<Vec<String>>) {
+    let tables = Tables::from_bits(CHANGED.with(|changed| changed.replace(0)));
+    let documents = DOCUMENTS.with(|ids| ids.replace(Some(Vec::new())));
+    (tables, documents)
+}
+
+/// The most document ids noted between two [`take_changed`]: a batch that
+/// changed more (a few dozen certificates) ends every kept document.
+const DOCUMENTS_NOTED: usize = 4096;
+
+thread_local! {
+    /// The ids of the documents changed since [`take_changed`], as
+    /// [`CHANGED`] notes their group.
+    static DOCUMENTS: std::cell::RefCell<Option<Vec<String>>> =
+        const { std::cell::RefCell::new(Some(Vec::new())) };
+}
+
+/// Notes the id of the document `change` changes: its first column (the
+/// table's key, `schema.sql`), before an update or a delete, after an insert.
+fn note_document(change: &RowChange<'_>) {
+    let id = match change.op {
+        RowOp::Insert => change.after(0),
+        RowOp::Update | RowOp::Delete => change.before(0),
+    };
+    DOCUMENTS.with(|ids| {
+        let mut ids = ids.borrow_mut();
+        match (ids.as_mut(), id) {
+            (Some(noted), Some(Value::Text(id))) if noted.len() < DOCUMENTS_NOTED => noted.push(id),
+            _ => *ids = None,
+        }
+    });
 }
 
 /// Whether `conn` has a hook ([`set`]): then every row it changes in the
@@ -273,6 +304,9 @@ unsafe extern "C" fn call(
         return;
     };
     let change = RowChange { db, op, table };
+    if watched.meets(Tables::DOCUMENTS) {
+        note_document(&change);
+    }
     if std::panic::catch_unwind(AssertUnwindSafe(|| hook(&change))).is_err() {
         log::error!("the row-change hook panicked on a change of {table}");
     }

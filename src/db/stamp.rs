@@ -79,6 +79,13 @@ impl Tables {
     /// The workspaces and the organizations they name: what a workspace's
     /// scope is made of (`workspaces::scope`).
     pub const WORKSPACES: Tables = Tables(2);
+    /// The documents: a kept answer is one document's, ended by a change of
+    /// that document alone, so the writer records which documents each of
+    /// its batches changed ([`Changed::Data`]).
+    pub const DOCUMENTS: Tables = Tables(4);
+    /// The sessions and the accounts they belong to: what a cached session
+    /// is made of (`auth::cache`).
+    pub const SESSIONS: Tables = Tables(8);
 
     /// The group a table of the main database belongs to (`NONE`: no
     /// cache is made of it). One list, read by the writer's row hook
@@ -87,6 +94,8 @@ impl Tables {
         match table {
             b"locations" => Tables::LOCATIONS,
             b"workspaces" | b"organizations" => Tables::WORKSPACES,
+            b"documents" => Tables::DOCUMENTS,
+            b"sessions" | b"accounts" => Tables::SESSIONS,
             _ => Tables::NONE,
         }
     }
@@ -114,14 +123,19 @@ impl Tables {
 
 /// What a commit the writer recorded ([`CommitWatch::recorded`]) changed,
 /// of what the caches hold.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Changed {
     /// Bookkeeping only: nothing any cache holds ([`CommitWatch::same_data`]).
     Nothing,
     /// Data, of these groups of tables and no other the caches watch: the
     /// copies of the others hold across it ([`CommitWatch::holds`]); the
-    /// cached sessions' do not.
-    Data(Tables),
+    /// cached sessions' do not. With [`Tables::DOCUMENTS`], the ids of the
+    /// documents it changed, when they were few enough to note
+    /// ([`CommitWatch::changed_documents`]).
+    Data {
+        tables: Tables,
+        documents: Option<std::sync::Arc<[String]>>,
+    },
 }
 
 /// Reads the WAL-index header of one database file.
@@ -278,7 +292,7 @@ impl CommitWatch {
     /// the same header, or only bookkeeping commits in between.
     /// A header and its WAL restart count as one position.
     pub fn same_data(&self, then: Stamp, now: Stamp) -> bool {
-        self.chained(then, now, |changed| changed == Changed::Nothing)
+        self.chained(then, now, |changed| *changed == Changed::Nothing)
     }
 
     /// Whether the store holds the same rows of `tables` at `now` as it did
@@ -287,13 +301,35 @@ impl CommitWatch {
     pub fn holds(&self, tables: Tables, then: Stamp, now: Stamp) -> bool {
         self.chained(then, now, |changed| match changed {
             Changed::Nothing => true,
-            Changed::Data(changed) => !changed.meets(tables),
+            Changed::Data {
+                tables: changed, ..
+            } => !changed.meets(tables),
         })
+    }
+
+    /// The documents the recorded commits from `then` to `now` changed
+    /// (each id once or more); `None` when they are not all known: a
+    /// commit not recorded between the two, or one that changed too many
+    /// to note.
+    pub fn changed_documents(&self, then: Stamp, now: Stamp) -> Option<Vec<String>> {
+        let mut ids = Vec::new();
+        let mut known = true;
+        let reached = self.chained(then, now, |changed| match changed {
+            Changed::Data { tables, documents } if tables.meets(Tables::DOCUMENTS) => {
+                match documents {
+                    Some(changed) => ids.extend(changed.iter().cloned()),
+                    None => known = false,
+                }
+                known
+            }
+            _ => true,
+        });
+        (reached && known).then_some(ids)
     }
 
     /// Whether the recorded commits lead from `then` to `now`, each one
     /// `allowed`.
-    fn chained(&self, then: Stamp, now: Stamp, allowed: impl Fn(Changed) -> bool) -> bool {
+    fn chained(&self, then: Stamp, now: Stamp, mut allowed: impl FnMut(&Changed) -> bool) -> bool {
         if then.same_position(now) {
             return true;
         }
@@ -302,7 +338,7 @@ impl CommitWatch {
         // Each step moves to a later header; the chain is at most the list.
         for _ in 0..kept.len() {
             match kept.iter().find(|(before, _, _)| before.same_position(at)) {
-                Some((_, after, changed)) if allowed(*changed) => {
+                Some((_, after, changed)) if allowed(changed) => {
                     if after.same_position(now) {
                         return true;
                     }
@@ -422,6 +458,53 @@ mod tests {
         watch.bookkept(Some(before), Some(after));
         assert!(watch.same_data(before, after));
         assert!(watch.same_data(restarted, after));
+    }
+
+    /// The documents changed between two positions are those the recorded
+    /// commits between them noted; not known past a commit that noted too
+    /// many, or one not recorded. The other groups hold across a commit that
+    /// changed documents only.
+    #[test]
+    fn the_documents_changed_between_two_positions_are_the_recorded_commits_ones() {
+        use super::{Changed, Tables};
+        let at = |n: u8| {
+            let mut h = [0u8; super::HEADER_LEN];
+            h[8] = n;
+            h[16] = n;
+            super::Stamp::Wal(h)
+        };
+        let docs = |ids: &[&str]| Changed::Data {
+            tables: Tables::DOCUMENTS,
+            documents: Some(ids.iter().map(|id| id.to_string()).collect()),
+        };
+        let watch = CommitWatch::new(std::path::Path::new("/nonexistent/none.db"));
+        watch.recorded(Some(at(1)), Some(at(2)), docs(&["a", "b"]));
+        watch.recorded(Some(at(2)), Some(at(3)), Changed::Nothing);
+        watch.recorded(Some(at(3)), Some(at(4)), docs(&["c"]));
+        let changed = |then, now| watch.changed_documents(at(then), at(now));
+        assert_eq!(changed(1, 1), Some(vec![]));
+        assert_eq!(changed(1, 2), Some(vec!["a".to_string(), "b".to_string()]));
+        assert_eq!(changed(2, 4), Some(vec!["c".to_string()]));
+        assert_eq!(changed(1, 4).map(|ids| ids.len()), Some(3));
+        assert_eq!(changed(4, 1), None, "never backwards");
+        assert_eq!(changed(1, 5), None, "a commit not recorded");
+        for tables in [Tables::SESSIONS, Tables::WORKSPACES, Tables::LOCATIONS] {
+            assert!(watch.holds(tables, at(1), at(4)));
+        }
+        assert!(!watch.holds(Tables::DOCUMENTS, at(1), at(2)));
+        assert!(!watch.same_data(at(1), at(2)));
+        watch.recorded(
+            Some(at(4)),
+            Some(at(5)),
+            Changed::Data {
+                tables: Tables::DOCUMENTS.with(Tables::SESSIONS),
+                documents: None,
+            },
+        );
+        assert_eq!(changed(1, 5), None, "too many to note");
+        assert_eq!(changed(5, 5), Some(vec![]));
+        assert!(!watch.holds(Tables::SESSIONS, at(4), at(5)));
+        assert!(watch.holds(Tables::WORKSPACES, at(1), at(5)));
     }
 
     #[test]

@@ -498,7 +498,7 @@ impl Thread {
         answers: &[(Job, ApiResult<()>)],
     ) {
         let Some(watch) = &self.watch else { return };
-        let tables = super::preupdate::take_changed();
+        let (tables, documents) = super::preupdate::take_changed();
         let only_bookkeeping = !answers.is_empty()
             && answers
                 .iter()
@@ -506,7 +506,10 @@ impl Thread {
         let changed = if appended.is_none() && only_bookkeeping {
             Changed::Nothing
         } else if matches!(&self.conn, Conn::Sqlite(conn) if super::preupdate::hooked(conn)) {
-            Changed::Data(tables)
+            Changed::Data {
+                tables,
+                documents: documents.map(Into::into),
+            }
         } else {
             return;
         };

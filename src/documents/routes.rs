@@ -603,23 +603,39 @@ pub async fn create(
 /// `GET` one: shaped as the kind's table says.
 pub async fn get(ctx: Ctx, kind: &'static Kind) -> ApiResult<Response> {
     let target = target(&ctx, kind, true);
-    let answer = ctx
-        .read_point_in(move |conn, scope| {
+    // A job's answer is made of its own row alone (a result's also of its
+    // job's): kept until that row changes (`Ctx::kept_document`).
+    let keep = kind.is_job();
+    let id = target.document.clone().unwrap_or_default();
+    if keep {
+        if let Some(answer) = ctx.kept_document(kind.key, &id) {
+            return Ok(Response::json_bytes(200, answer));
+        }
+    }
+    let (read_at, (answer, as_stored)) = ctx
+        .read_point_in_at(move |conn, scope| {
             let (_, stored) = found(conn, scope, kind, &target, |job, id| {
                 store::get_stored(conn, scope.id(), kind, job, id)
             })?;
             match stored {
                 // Shown as stored: the text goes out as it is, unparsed.
-                store::Stored::Raw { id, body, .. } => Ok(shaped_text(kind.get_shape, &id, body)),
+                store::Stored::Raw { id, body, .. } => {
+                    Ok((shaped_text(kind.get_shape, &id, body), true))
+                }
                 store::Stored::Parsed(doc) => {
                     let body = store::readable_body(conn, &doc)?;
-                    crate::http::json::to_vec(&shaped(kind.get_shape, &doc.id, body))
-                        .map_err(ApiError::internal)
+                    let answer = crate::http::json::to_vec(&shaped(kind.get_shape, &doc.id, body))
+                        .map_err(ApiError::internal)?;
+                    Ok((answer, false))
                 }
             }
         })
         .await?;
-    Ok(Response::json_bytes(200, answer.into()))
+    let answer = bytes::Bytes::from(answer);
+    if keep && as_stored {
+        ctx.keep_document(read_at, kind.key, &id, answer.clone());
+    }
+    Ok(Response::json_bytes(200, answer))
 }
 
 /// `PATCH`: a JSON merge patch of the stored body (only the fields sent change;

@@ -71,6 +71,13 @@ pub fn load_read(
     seen(found, user, id)
 }
 
+/// The workspace `id` as [`Scopes`] keeps it for position `at`, if it does:
+/// for an answer kept without a read (`Ctx::kept_document`).
+pub fn kept(db: &Db, scopes: &Scopes, at: Option<Stamp>, id: &str) -> Option<Arc<Workspace>> {
+    let same = |then, now| db.same(Tables::WORKSPACES, Some(then), Some(now));
+    scopes.0.get(at, &Key::new(&[id])?, &same)
+}
+
 /// A [`Scope`] of `found` for `user` if it may see it; 404 otherwise.
 fn seen(found: Option<Workspace>, user: Arc<Principal>, id: &str) -> ApiResult<Scope> {
     match found {

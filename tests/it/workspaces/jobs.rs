@@ -452,3 +452,74 @@ fn every_read_of_one_record_sees_the_write_acknowledged_before_it() {
         }
     });
 }
+
+/// A job's answer is kept in memory until that job changes
+/// (`Ctx::kept_document`): read again and again while other jobs and results
+/// are written, it is always the job as stored, never another workspace's
+/// answer, and each change of the job itself shows at once.
+#[test]
+fn a_kept_job_is_the_job_as_stored_through_every_write_around_it() {
+    let w = World::new();
+    let jobs = format!("/workspaces/{}/jobs", w.ws);
+    let created = |key: &str| {
+        envelope(&expect(
+            &w.server
+                .post(&jobs, key, &json!({"xref": "K-1", "status": "active"})),
+            201,
+        ))
+        .0
+    };
+    let job = created(&w.alice);
+    let other = created(&w.alice);
+    let path = format!("{jobs}/{job}");
+    let read = |key: &str| expect(&w.server.get(&path, key), 200);
+    let first = read(&w.bob);
+    assert_eq!(first["xref"], "K-1", "{first}");
+    assert_eq!(read(&w.alice), first);
+
+    // Writes around it: another job, a result under it, a location.
+    let other_path = format!("{jobs}/{other}");
+    expect(
+        &w.server
+            .patch(&other_path, &w.alice, &json!({"xref": "K-2"})),
+        200,
+    );
+    expect(
+        &w.server
+            .post(&format!("{path}/quality"), &w.alice, &quality_sample()),
+        201,
+    );
+    assert_eq!(read(&w.bob), first);
+    assert_eq!(
+        expect(&w.server.get(&other_path, &w.bob), 200)["xref"],
+        "K-2"
+    );
+
+    // Never through another workspace's path, whoever reads.
+    let (outsider, _, own) = w.outsider("carol");
+    for (key, ws) in [(&outsider, &own), (&w.alice, &own), (&w.admin, &own)] {
+        let elsewhere = format!("/workspaces/{ws}/jobs/{job}");
+        let reply = w.server.get(&elsewhere, key);
+        assert_eq!(reply.status, 404, "{elsewhere}: {}", reply.text());
+    }
+    expect_404(&w.server.get(&path, &outsider));
+
+    // Its own changes, at once.
+    expect(
+        &w.server.patch(&path, &w.alice, &json!({"xref": "K-1b"})),
+        200,
+    );
+    let changed = read(&w.bob);
+    assert_eq!(changed["xref"], "K-1b", "{changed}");
+    assert_eq!(read(&w.bob), changed);
+    let quality = list_ids(&w.server, &w.alice, &format!("{path}/quality")).0;
+    for id in quality {
+        expect(
+            &w.server.delete(&format!("{path}/quality/{id}"), &w.alice),
+            200,
+        );
+    }
+    expect(&w.server.delete(&path, &w.alice), 200);
+    expect_404(&w.server.get(&path, &w.bob));
+    expect_404(&w.server.get(&path, &w.bob));
+}
