@@ -495,13 +495,20 @@ fn a_kept_job_is_the_job_as_stored_through_every_write_around_it() {
         "K-2"
     );
 
-    // Never through another workspace's path, whoever reads.
+    // Never through another workspace's path, whoever reads: the job kept
+    // again, that workspace kept for each reader who may see it, each
+    // reader's session confirmed.
     let (outsider, _, own) = w.outsider("carol");
-    for (key, ws) in [(&outsider, &own), (&w.alice, &own), (&w.admin, &own)] {
-        let elsewhere = format!("/workspaces/{ws}/jobs/{job}");
-        let reply = w.server.get(&elsewhere, key);
-        assert_eq!(reply.status, 404, "{elsewhere}: {}", reply.text());
+    assert_eq!(read(&w.bob), first);
+    let elsewhere = format!("/workspaces/{own}/jobs/{job}");
+    for key in [&outsider, &w.admin] {
+        expect(&w.server.get(&format!("/workspaces/{own}/jobs"), key), 200);
+        for _ in 0..2 {
+            let reply = w.server.get(&elsewhere, key);
+            assert_eq!(reply.status, 404, "{elsewhere}: {}", reply.text());
+        }
     }
+    expect_404(&w.server.get(&elsewhere, &w.alice));
     expect_404(&w.server.get(&path, &outsider));
 
     // Its own changes, at once.
