@@ -615,14 +615,7 @@ fn a_workspace_kept_for_reads_follows_its_consent_and_its_deletion_at_once() {
     expect(&read_twice(&w.bob, &path), 200);
 
     // Emptied, then deleted: gone for both at once.
-    let quality = list_ids(&w.server, &w.alice, &format!("{path}/quality")).0;
-    for id in quality {
-        expect(
-            &w.server.delete(&format!("{path}/quality/{id}"), &w.alice),
-            200,
-        );
-    }
-    expect(&w.server.delete(&path, &w.alice), 200);
+    delete_job_and_results(&w.server, &w.alice, &path);
     expect(&read_twice(&w.bob, &jobs), 200);
     expect(
         &w.server.delete(&format!("/workspaces/{ws}"), &w.alice),

@@ -519,14 +519,7 @@ fn a_kept_job_is_the_job_as_stored_through_every_write_around_it() {
     let changed = read(&w.bob);
     assert_eq!(changed["xref"], "K-1b", "{changed}");
     assert_eq!(read(&w.bob), changed);
-    let quality = list_ids(&w.server, &w.alice, &format!("{path}/quality")).0;
-    for id in quality {
-        expect(
-            &w.server.delete(&format!("{path}/quality/{id}"), &w.alice),
-            200,
-        );
-    }
-    expect(&w.server.delete(&path, &w.alice), 200);
+    delete_job_and_results(&w.server, &w.alice, &path);
     expect_404(&w.server.get(&path, &w.bob));
     expect_404(&w.server.get(&path, &w.bob));
 }

@@ -142,6 +142,17 @@ fn text(value: &Value) -> String {
         .to_string()
 }
 
+/// Deletes the job at `path` (`/workspaces/{ws}/jobs/{job}`) after its
+/// quality results, which would keep it.
+#[track_caller]
+fn delete_job_and_results(server: &Server, key: &str, path: &str) {
+    let quality = list_ids(server, key, &format!("{path}/quality")).0;
+    for id in quality {
+        expect(&server.delete(&format!("{path}/quality/{id}"), key), 200);
+    }
+    expect(&server.delete(path, key), 200);
+}
+
 /// A list answer: the array of envelopes and `X-Total-Count`.
 #[track_caller]
 fn list(server: &Server, key: &str, path: &str) -> (Vec<Value>, usize) {
