@@ -1,19 +1,19 @@
-//! A read-through cache of rendered answers that is exact, not eventually
-//! consistent: every entry carries the commit position ([`Stamp`]) read before
-//! the store was asked, and is served only while the store is still at that
-//! position. The first commit anywhere (this server or another process) empties
-//! it, so it never answers with data a client could know to be old. A commit
-//! of bookkeeping only (statistics, a session's expiry) does not: the caller
-//! says which positions hold the same data (`Db::same_data`), and the entries
-//! move on to the later one.
+//! Read-through caches that are exact, not eventually consistent: every
+//! entry carries the commit position ([`Stamp`]) read before the store was
+//! asked, and is served only while the store holds, at the request's
+//! position, what the entry was made of. A commit by another connection
+//! (another process, the CLI) ends every entry, so a cache never answers with
+//! data a client could know to be old. What the writer's own commits changed
+//! is the caller's to say:
+//! - [`ReadCache`]: entries that all end together, at a commit that changed
+//!   their group of tables (`Db::same`): the location records' answers, the
+//!   workspaces reads found (`workspaces::scope`). A commit of bookkeeping
+//!   only (statistics, a session's expiry) changes none.
+//! - [`RowCache`]: answers each made of one row, a job's, each ended by a
+//!   change of its own row (`Db::changed_documents`).
 //!
-//! It pays off where reads dominate, as with the location catalogs on a port
-//! site. What a commit changed of the entries is the caller's to say: the
-//! location records' cache and the workspaces' (`workspaces::scope`) each
-//! outlive the commits that changed none of their tables (`Db::same`).
-//!
-//! The values are whatever the caller keeps ([`Weight`]): rendered answers
-//! (`Bytes`), or records shared by reference.
+//! The values of a [`ReadCache`] are whatever the caller keeps ([`Weight`]):
+//! rendered answers (`Bytes`), or records shared by reference.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
