@@ -582,8 +582,9 @@ impl Db {
     }
 
     /// Whether the store holds the same rows of `tables` now, at `now`, as
-    /// when `then` was read: what an in-memory copy of them is made of (the
-    /// read cache's location records, a workspace's scope). [`Db::same_data`],
+    /// when `then` was read: what an in-memory copy of them is made of (a
+    /// cached session, the read cache's location records, a workspace's
+    /// scope; `Tables`). [`Db::same_data`],
     /// or in between only commits that changed none of them:
     /// - on a file, commits of the writer whose row hook saw none of them
     ///   change (`CommitWatch::holds`);

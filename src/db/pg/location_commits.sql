@@ -1,10 +1,10 @@
 -- Version 13: the count of the transactions that changed a location, which
 -- the read cache's answers (the location records) compare instead of every
--- commit (db::Db::same_locations), so that a workspace's writes leave them
+-- commit (db::Db::same of Tables::LOCATIONS), so that a workspace's writes leave them
 -- cached. AFTER STATEMENT, once per transaction (quayside.location_counted),
 -- on the change_log row that the counting trigger (schema.sql), or the writer's
 -- BEGIN, has locked already. SQLite's counterpart is the writer's row hook
--- (src/db/preupdate.rs, LOCATIONS).
+-- (src/db/preupdate.rs, which notes the group of each table, db::stamp::Tables).
 CREATE FUNCTION quayside_count_location() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     IF current_setting('quayside.location_counted', true) IS DISTINCT FROM 'yes' THEN
