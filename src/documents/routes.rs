@@ -230,15 +230,16 @@ fn target(ctx: &Ctx, kind: &Kind, with_document: bool) -> Target {
 }
 
 /// The job a result sits under (none for a job), in the caller's workspace.
-fn job(conn: &Conn, scope: &Scope, target: &Target) -> ApiResult<Option<Document>> {
+fn job(conn: &Conn, scope: &Scope, target: &Target) -> ApiResult<Option<Arc<Document>>> {
     let Some(job_id) = &target.job else {
         return Ok(None);
     };
     // In a write, as the writer keeps it between writes (`db::kept`: read
-    // before the write changes anything); kept for any workspace, so the
-    // kept row is held to this one's.
+    // before the write changes anything; shared, not copied, with each write
+    // that names it); kept for any workspace, so the kept row is held to this
+    // one's.
     crate::db::kept::row(store::TABLE, job_id, || {
-        store::get(conn, scope.id(), &JOB, None, job_id)
+        Ok::<_, crate::db::Error>(store::get(conn, scope.id(), &JOB, None, job_id)?.map(Arc::new))
     })?
     .filter(|job| job.workspace_id == scope.id() && job.kind.key == JOB.key && job.job_id.is_none())
     .map(Some)
@@ -252,7 +253,7 @@ fn one(
     scope: &Scope,
     kind: &'static Kind,
     target: &Target,
-) -> ApiResult<(Option<Document>, Document)> {
+) -> ApiResult<(Option<Arc<Document>>, Document)> {
     found(conn, scope, kind, target, |job, id| {
         store::get(conn, scope.id(), kind, job, id)
     })
@@ -266,7 +267,7 @@ fn found<T>(
     kind: &'static Kind,
     target: &Target,
     read: impl FnOnce(Option<&str>, &str) -> crate::db::Result<Option<T>>,
-) -> ApiResult<(Option<Document>, T)> {
+) -> ApiResult<(Option<Arc<Document>>, T)> {
     let job = job(conn, scope, target)?;
     let id = target.document.as_deref().unwrap_or("");
     let doc = read(job.as_ref().map(|j| j.id.as_str()), id)?
@@ -568,11 +569,11 @@ pub async fn create(
                 Run::One(body) => {
                     let mut resolved = Resolved::default();
                     let (doc, used) =
-                        new_document(conn, scope, kind, job.as_ref(), body?, &mut resolved)?;
+                        new_document(conn, scope, kind, job.as_deref(), body?, &mut resolved)?;
                     store::insert(conn, &doc)?;
                     Ok(vec![store::shown(conn, doc, used)?])
                 }
-                Run::Many(items) => create_many(conn, scope, kind, job.as_ref(), items, prefix),
+                Run::Many(items) => create_many(conn, scope, kind, job.as_deref(), items, prefix),
             }
         })
         .await
@@ -653,7 +654,7 @@ pub async fn patch(mut ctx: Ctx, kind: &'static Kind) -> ApiResult<Response> {
                 conn,
                 scope,
                 kind,
-                job.as_ref(),
+                job.as_deref(),
                 Subject::Stored(&doc),
                 &schema::check(kind, &merged)?,
                 &mut Resolved::default(),

@@ -286,7 +286,7 @@ pub async fn patch(mut ctx: Ctx, generation: Generation) -> ApiResult<Response> 
     let input = read_input(&mut ctx, generation, false).await?;
     let ws = ctx
         .write_in(move |conn, scope| {
-            let mut ws = scope.workspace.clone();
+            let mut ws = Workspace::clone(&scope.workspace);
             if let Some(description) = input.description.clone() {
                 if description != ws.description {
                     ws.description = description;
@@ -364,7 +364,7 @@ pub async fn answer_invitation(
 ) -> ApiResult<Response> {
     let ws = ctx
         .write_invited(move |conn, scope| {
-            let mut ws = scope.workspace.clone();
+            let mut ws = Workspace::clone(&scope.workspace);
             if !ws.answered_by(&scope.user) {
                 return Err(ApiError::conflict(
                     "not_invited",

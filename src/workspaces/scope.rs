@@ -23,7 +23,8 @@ use crate::error::ApiResult;
 /// A workspace the caller may see, and the caller.
 pub struct Scope {
     pub user: Arc<Principal>,
-    pub workspace: Workspace,
+    /// Shared with the caches that keep it (`Scopes`, the writer's `db::kept`).
+    pub workspace: Arc<Workspace>,
 }
 
 impl Scope {
@@ -60,13 +61,11 @@ pub fn load_read(
         return load(conn, user, id);
     };
     if let Some(kept) = scopes.0.get(read_at, &key, &same) {
-        return seen(Some(Workspace::clone(&kept)), user, id);
+        return seen(Some(kept), user, id);
     }
-    let found = store::get(conn, id)?;
+    let found = store::get(conn, id)?.map(Arc::new);
     if let Some(workspace) = &found {
-        scopes
-            .0
-            .insert(read_at, key, Arc::new(workspace.clone()), &same);
+        scopes.0.insert(read_at, key, workspace.clone(), &same);
     }
     seen(found, user, id)
 }
@@ -79,7 +78,7 @@ pub fn kept(db: &Db, scopes: &Scopes, at: Option<Stamp>, id: &str) -> Option<Arc
 }
 
 /// A [`Scope`] of `found` for `user` if it may see it; 404 otherwise.
-fn seen(found: Option<Workspace>, user: Arc<Principal>, id: &str) -> ApiResult<Scope> {
+fn seen(found: Option<Arc<Workspace>>, user: Arc<Principal>, id: &str) -> ApiResult<Scope> {
     match found {
         Some(workspace) if workspace.visible_to(&user) => Ok(Scope { user, workspace }),
         _ => Err(not_found(id)),
@@ -138,9 +137,9 @@ pub fn load_invitation(conn: &Conn, user: Arc<Principal>, id: &str) -> ApiResult
 }
 
 /// The workspace `id`; in a write, as the writer keeps it between writes
-/// (`db::kept`: the scope is a write's first read).
-fn workspace(conn: &Conn, id: &str) -> crate::db::Result<Option<Workspace>> {
-    crate::db::kept::row("workspaces", id, || store::get(conn, id))
+/// (`db::kept`: the scope is a write's first read; shared, not copied).
+fn workspace(conn: &Conn, id: &str) -> crate::db::Result<Option<Arc<Workspace>>> {
+    crate::db::kept::row("workspaces", id, || Ok(store::get(conn, id)?.map(Arc::new)))
 }
 
 /// Whether `user` may see the workspace `id`: for a record elsewhere that
