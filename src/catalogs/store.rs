@@ -261,35 +261,64 @@ pub struct RefContext<'a> {
 /// wrote, so it answers what the store would: for one write only.
 #[derive(Default)]
 pub struct Resolved {
-    by_id: HashMap<(CatalogName, String), Arc<CatalogItem>>,
-    by_xref: HashMap<(CatalogName, String), Arc<CatalogItem>>,
+    by_id: ByKey,
+    by_xref: ByKey,
     /// By folded name: the oldest record of that name, as `find_by_name`.
-    by_name: HashMap<(CatalogName, String), Arc<CatalogItem>>,
+    by_name: ByKey,
+}
+
+/// Records by catalog, then by a key of theirs: looked up by `&str`, with no
+/// key made for the question.
+#[derive(Default)]
+struct ByKey(HashMap<CatalogName, HashMap<String, Arc<CatalogItem>>>);
+
+impl ByKey {
+    fn get(&self, catalog: CatalogName, key: &str) -> Option<&Arc<CatalogItem>> {
+        self.0.get(&catalog)?.get(key)
+    }
+
+    /// Keeps `item` under `key`, unless a record is kept there already.
+    fn keep(&mut self, catalog: CatalogName, key: &str, item: &Arc<CatalogItem>) {
+        let keyed = self.0.entry(catalog).or_default();
+        if !keyed.contains_key(key) {
+            keyed.insert(key.to_string(), item.clone());
+        }
+    }
+
+    /// Keeps `item` under `key`, in place of any record kept there.
+    fn set(&mut self, catalog: CatalogName, key: &str, item: &Arc<CatalogItem>) {
+        self.0
+            .entry(catalog)
+            .or_default()
+            .insert(key.to_string(), item.clone());
+    }
 }
 
 impl Resolved {
     fn remember_id(&mut self, catalog: CatalogName, item: &Arc<CatalogItem>) {
-        self.by_id
-            .entry((catalog, item.id.clone()))
-            .or_insert_with(|| item.clone());
+        self.by_id.keep(catalog, &item.id, item);
     }
 }
 
 /// A catalog reference as a document writes it, its form checked: a record
 /// id, or `{xref, name}` to find (by xref when given, else by name ignoring
 /// case) or create, or `{id, ...}` as quality results read back.
-pub enum Reference {
-    Id(String),
+pub enum Reference<'a> {
+    Id(&'a str),
     Find {
-        xref: Option<String>,
-        name: Option<String>,
+        xref: Option<&'a str>,
+        name: Option<&'a str>,
     },
 }
 
-impl Reference {
+impl Reference<'_> {
     /// Checks a reference's form and reads it, touching no store (documents
     /// check it before the writer).
-    pub fn parse(catalog: CatalogName, value: &Value, path: &str) -> ApiResult<Reference> {
+    pub fn parse<'a>(
+        catalog: CatalogName,
+        value: &'a Value,
+        path: &str,
+    ) -> ApiResult<Reference<'a>> {
         match value {
             Value::String(_) => {}
             Value::Object(map) => {
@@ -334,9 +363,9 @@ impl Reference {
 
     /// Reads a reference whose form [`Reference::parse`] has checked: an id
     /// wins; an empty xref and a blank name count as absent.
-    fn read(value: &Value) -> Reference {
-        let text = |key: &str| value.get(key).and_then(Value::as_str).map(String::from);
-        if let Some(id) = value.as_str().map(String::from).or_else(|| text("id")) {
+    fn read(value: &Value) -> Reference<'_> {
+        let text = |key: &str| value.get(key).and_then(Value::as_str);
+        if let Some(id) = value.as_str().or_else(|| text("id")) {
             return Reference::Id(id);
         }
         Reference::Find {
@@ -357,7 +386,7 @@ impl RefContext<'_> {
         path: &str,
     ) -> ApiResult<String> {
         let item = match Reference::read(value) {
-            Reference::Id(id) => self.existing(catalog, &id, path)?,
+            Reference::Id(id) => self.existing(catalog, id, path)?,
             Reference::Find { xref, name } => {
                 let found = match (&xref, &name) {
                     (Some(x), _) => self.by_xref(catalog, x)?,
@@ -375,8 +404,8 @@ impl RefContext<'_> {
                             id: crate::ids::new_id(),
                             workspace_id: self.workspace.to_string(),
                             catalog: catalog.key().to_string(),
-                            name,
-                            xref,
+                            name: name.map(String::from),
+                            xref: xref.map(String::from),
                             owner_party: self.owner_party.map(String::from),
                             created_at: self.now,
                             updated_at: self.now,
@@ -396,8 +425,7 @@ impl RefContext<'_> {
     }
 
     fn by_xref(&mut self, catalog: CatalogName, xref: &str) -> ApiResult<Option<Arc<CatalogItem>>> {
-        let key = (catalog, xref.to_string());
-        if let Some(item) = self.resolved.by_xref.get(&key) {
+        if let Some(item) = self.resolved.by_xref.get(catalog, xref) {
             return Ok(Some(item.clone()));
         }
         // As the writer keeps it between writes (`db::kept`): a write
@@ -420,20 +448,20 @@ impl RefContext<'_> {
         });
         if let Some(item) = &found {
             self.resolved.remember_id(catalog, item);
-            self.resolved.by_xref.insert(key, item.clone());
+            self.resolved.by_xref.set(catalog, xref, item);
         }
         Ok(found)
     }
 
     fn by_name(&mut self, catalog: CatalogName, name: &str) -> ApiResult<Option<Arc<CatalogItem>>> {
-        let key = (catalog, crate::validate::fold(name));
-        if let Some(item) = self.resolved.by_name.get(&key) {
+        let folded = crate::validate::fold(name);
+        if let Some(item) = self.resolved.by_name.get(catalog, &folded) {
             return Ok(Some(item.clone()));
         }
         let found = find_by_name(self.conn, self.workspace, catalog, name)?.map(Arc::new);
         if let Some(item) = &found {
             self.resolved.remember_id(catalog, item);
-            self.resolved.by_name.insert(key, item.clone());
+            self.resolved.by_name.set(catalog, &folded, item);
         }
         Ok(found)
     }
@@ -443,14 +471,10 @@ impl RefContext<'_> {
     fn created(&mut self, catalog: CatalogName, item: &Arc<CatalogItem>) {
         self.resolved.remember_id(catalog, item);
         if let Some(xref) = &item.xref {
-            self.resolved
-                .by_xref
-                .insert((catalog, xref.clone()), item.clone());
+            self.resolved.by_xref.set(catalog, xref, item);
         } else if let Some(name) = &item.name {
-            self.resolved
-                .by_name
-                .entry((catalog, crate::validate::fold(name)))
-                .or_insert_with(|| item.clone());
+            let folded = crate::validate::fold(name);
+            self.resolved.by_name.keep(catalog, &folded, item);
         }
     }
 
@@ -460,7 +484,7 @@ impl RefContext<'_> {
         id: &str,
         path: &str,
     ) -> ApiResult<Arc<CatalogItem>> {
-        if let Some(item) = self.resolved.by_id.get(&(catalog, id.to_string())) {
+        if let Some(item) = self.resolved.by_id.get(catalog, id) {
             return Ok(item.clone());
         }
         match get(self.conn, self.workspace, catalog, id)?.map(Arc::new) {
