@@ -244,6 +244,23 @@ impl RowState {
         let changed = between(at, self.stamp?)?;
         Some(!changed.iter().any(|c| c == row))
     }
+
+    /// Makes the entries hold at `at` for `row`: brought forward to it, or,
+    /// for a request behind them, left where they are when `row` did not
+    /// change since. False when it did (the entry does not hold at `at`);
+    /// when what changed is not known, the entries start over at `at`.
+    fn hold_at(&mut self, at: Stamp, row: &str, between: Between<'_>) -> bool {
+        if self.forward(at, between) {
+            return true;
+        }
+        match self.same_behind(at, row, between) {
+            Some(same) => same,
+            None => {
+                self.reset(at);
+                true
+            }
+        }
+    }
 }
 
 fn row_cost(row: &str, scope: &str, answer: &Bytes) -> usize {
@@ -273,16 +290,8 @@ impl RowCache {
     ) -> Option<Bytes> {
         let now = now?;
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        if !state.forward(now, between) {
-            match state.same_behind(now, row, between) {
-                // A request behind the entries, for a row changed since.
-                Some(false) => return None,
-                Some(true) => {}
-                None => {
-                    state.reset(now);
-                    return None;
-                }
-            }
+        if !state.hold_at(now, row, between) {
+            return None;
         }
         match state.entries.get(row) {
             Some((kept_form, kept_scope, answer)) if *kept_form == form && kept_scope == scope => {
@@ -303,15 +312,10 @@ impl RowCache {
     ) {
         let Some(read_at) = read_at else { return };
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        if !state.forward(read_at, between) {
-            // Read behind the entries: it holds at their position too when
-            // its row did not change since, and is not kept when it did;
-            // when that is not known, start over at its own position.
-            match state.same_behind(read_at, row, between) {
-                Some(false) => return,
-                Some(true) => {}
-                None => state.reset(read_at),
-            }
+        // Read behind the entries, it holds at their position too when its
+        // row did not change since, and is not kept when it did.
+        if !state.hold_at(read_at, row, between) {
+            return;
         }
         let cost = row_cost(row, scope, &answer);
         let replaced = state
@@ -480,61 +484,40 @@ mod tests {
         let between: Between<'_> = &between;
         let cache = RowCache::new(4096);
         let answer = Bytes::from_static(b"{}");
+        // Whether `row` is answered at position `at` in `(form, scope)`.
+        let served = |at: u8, row: &str, form_scope: (&str, &str), kept: bool, why: &str| {
+            let want = kept.then(|| answer.clone());
+            assert_eq!(
+                cache.get(stamp(at), row, form_scope, between),
+                want,
+                "{why}"
+            );
+        };
         cache.insert(stamp(1), "row", ("job", "w"), answer.clone(), between);
-        assert_eq!(
-            cache.get(stamp(1), "row", ("job", "w"), between),
-            Some(answer.clone())
+        served(1, "row", ("job", "w"), true, "kept");
+        served(1, "row", ("job", "v"), false, "another scope");
+        served(1, "row", ("lpi", "w"), false, "another form");
+        served(2, "row", ("job", "w"), true, "another row changed");
+        served(
+            1,
+            "row",
+            ("job", "w"),
+            true,
+            "a request behind, the row unchanged since",
         );
-        assert_eq!(
-            cache.get(stamp(1), "row", ("job", "v"), between),
-            None,
-            "another scope"
-        );
-        assert_eq!(
-            cache.get(stamp(1), "row", ("lpi", "w"), between),
-            None,
-            "another form"
-        );
-        assert_eq!(
-            cache.get(stamp(2), "row", ("job", "w"), between),
-            Some(answer.clone()),
-            "another row changed"
-        );
-        assert_eq!(
-            cache.get(stamp(1), "row", ("job", "w"), between),
-            Some(answer.clone()),
-            "a request behind, the row unchanged since"
-        );
-        assert_eq!(
-            cache.get(stamp(3), "row", ("job", "w"), between),
-            None,
-            "its row changed"
-        );
+        served(3, "row", ("job", "w"), false, "its row changed");
         cache.insert(stamp(3), "row", ("job", "w"), answer.clone(), between);
         cache.insert(stamp(2), "other", ("job", "w"), answer.clone(), between);
-        assert_eq!(
-            cache.get(stamp(3), "other", ("job", "w"), between),
-            Some(answer.clone()),
-            "read behind, unchanged since: kept"
+        served(
+            3,
+            "other",
+            ("job", "w"),
+            true,
+            "read behind, unchanged since: kept",
         );
-        assert_eq!(
-            cache.get(stamp(2), "row", ("job", "w"), between),
-            None,
-            "changed since"
-        );
-        assert_eq!(
-            cache.get(stamp(3), "row", ("job", "w"), between),
-            Some(answer.clone())
-        );
-        assert_eq!(
-            cache.get(stamp(4), "row", ("job", "w"), between),
-            None,
-            "unknown changes"
-        );
-        assert_eq!(
-            cache.get(stamp(3), "other", ("job", "w"), between),
-            None,
-            "all ended"
-        );
+        served(2, "row", ("job", "w"), false, "changed since");
+        served(3, "row", ("job", "w"), true, "kept again");
+        served(4, "row", ("job", "w"), false, "unknown changes");
+        served(3, "other", ("job", "w"), false, "all ended");
     }
 }
