@@ -22,7 +22,9 @@ pub fn apply_aliases(kind: &Kind, body: Value) -> ApiResult<Value> {
     let Value::Object(map) = body else {
         return Ok(body);
     };
-    if kind.aliases.is_empty() {
+    // Most bodies use no alias: kept as they are, not rebuilt key by key.
+    let alias = |key: &String| kind.aliases.iter().any(|(alias, _)| *alias == key);
+    if !map.keys().any(alias) {
         return Ok(Value::Object(map));
     }
     let mut out = Map::with_capacity(map.len());
