@@ -21,8 +21,9 @@
 //! (username, address) pair are rows of the UNLOGGED table `login_failures`
 //! ([`shared`]), written through the writer before the 401 is answered and
 //! counted at every login, so the lock counts across processes and `quayside
-//! user unlock` deletes rows instead of writing the file. The address's budget
-//! and the username's slowdown stay in each process's memory.
+//! user unlock` deletes rows instead of writing the file. The username's
+//! slowdown counts the same rows (its failures from every address); the
+//! address's budget stays in each process's memory.
 
 use std::collections::{HashMap, VecDeque};
 use std::io::{Read, Seek, SeekFrom};

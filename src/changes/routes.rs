@@ -81,7 +81,8 @@ fn op(summary: &str) -> Op {
             query(
                 "since",
                 "The last sequence seen (`next` of the previous answer), or `now` for only \
-                 what comes next; 0 (the default) reads from the oldest change kept",
+                 what comes next; 0 (the default) reads from the first change, and answers \
+                 410 `cursor_expired` once retention has removed changes",
                 json!({
                     "oneOf": [{"type": "integer", "minimum": 0}, {"const": "now"}],
                     "examples": ["now", 0],
