@@ -1,7 +1,7 @@
 //! Accounts, sessions and the rules of authentication, over real HTTP against
 //! the real binary.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::common::{self, ADMIN_PASSWORD, PORTS, Server, run_cli};
 
@@ -161,10 +161,12 @@ fn idle_session_expires() {
 
 #[test]
 fn idle_expiry_slides_with_use() {
-    let server = Server::start_with(&["--session-idle-secs", "2"]);
+    let server = Server::start_with(&["--session-idle-secs", "3"]);
     let key = server.admin_key();
-    // Used every 0.6 s for 3 s: longer than the idle timeout, never idle that long.
-    for _ in 0..5 {
+    // Used every 0.6 s for 4.8 s: longer than the idle timeout, never idle
+    // that long (2.4 s to spare for each use, its answer and the refresh of
+    // the session's expiry, written in the background).
+    for _ in 0..8 {
         std::thread::sleep(Duration::from_millis(600));
         assert_eq!(server.get(PORTS, &key).status, 200);
     }
@@ -172,13 +174,18 @@ fn idle_expiry_slides_with_use() {
 
 #[test]
 fn absolute_lifetime_ends_a_busy_session() {
-    let server = Server::start_with(&["--session-max-secs", "2"]);
+    let server = Server::start_with(&["--session-max-secs", "4"]);
     let key = server.admin_key();
+    // After the login: the session is older than this.
+    let logged_in = Instant::now();
+    // Used three times within 1.2 s (and its answers' time): well inside
+    // its lifetime, never idle.
     for _ in 0..3 {
         std::thread::sleep(Duration::from_millis(400));
         assert_eq!(server.get(PORTS, &key).status, 200);
     }
-    std::thread::sleep(Duration::from_millis(1000));
+    // Then past its lifetime, counted from after it began.
+    std::thread::sleep(Duration::from_millis(4300).saturating_sub(logged_in.elapsed()));
     server.get(PORTS, &key).assert_error(401, "unauthorized");
 }
 

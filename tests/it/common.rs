@@ -719,13 +719,15 @@ pub fn workspace_with_job(
 }
 
 /// A long-poll on `waiting` answers a port created through `writing` (the
-/// same server or another process on the same database) within 50 ms of the
-/// write's acknowledgement, the median of five rounds: each a long-poll from
+/// same server or another process on the same database) within 100 ms of the
+/// write's acknowledgement, the median of five rounds (woken by the commit,
+/// not by a look every 500 ms, and with room for a loaded machine's
+/// scheduling): each a long-poll from
 /// the head, then, 100 ms later so that it waits (if it does not yet, it
 /// finds the change at once, which is no slower), the write. Each answer
 /// must be that port's `port.created`.
 #[track_caller]
-pub fn assert_long_poll_answers_within_50_ms(waiting: &Server, writing: &Server, key: &str) {
+pub fn assert_long_poll_answers_within_100_ms(waiting: &Server, writing: &Server, key: &str) {
     let mut delays = Vec::new();
     for n in 0..5 {
         let head = waiting.get("/api/rest/1.0/changes?since=now", key);
@@ -760,7 +762,7 @@ pub fn assert_long_poll_answers_within_50_ms(waiting: &Server, writing: &Server,
     delays.sort();
     let median = delays[delays.len() / 2];
     assert!(
-        median <= Duration::from_millis(50),
+        median <= Duration::from_millis(100),
         "the long-poll answered {median:?} after the acknowledged write (all: {delays:?})"
     );
 }

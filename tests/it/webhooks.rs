@@ -564,12 +564,14 @@ fn a_receiver_failing_three_times_gets_the_change_on_the_fourth_and_the_log_show
 
 #[test]
 fn slow_and_refusing_receivers_are_retried() {
-    let server = start(&["--webhook-timeout-ms", "300"]);
+    // A timeout no loaded machine's answer on loopback comes near, so that
+    // the successful retries below are never taken for timeouts.
+    let server = start(&["--webhook-timeout-ms", "1000"]);
     let key = server.admin_key();
     // Slow: the first answer comes after the timeout.
     let slow = Receiver::start(|n| {
         if n == 0 {
-            Answer::Slow(Duration::from_millis(1500))
+            Answer::Slow(Duration::from_millis(3000))
         } else {
             Answer::Status(200)
         }
@@ -1046,8 +1048,10 @@ fn shutdown_does_not_wait_for_a_delivery_in_flight_and_the_change_is_sent_again(
     let dir = server.take_dir();
     let asked = Instant::now();
     assert!(server.stop().success());
+    // Well before the receiver's 20 s answer (a closing connection may
+    // linger up to 2 s on a loaded machine).
     assert!(
-        asked.elapsed() < Duration::from_secs(5),
+        asked.elapsed() < Duration::from_secs(10),
         "stopping took {:?}",
         asked.elapsed()
     );

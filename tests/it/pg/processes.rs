@@ -896,14 +896,14 @@ fn a_refusal_read_off_a_row_kept_before_the_other_process_changed_it_runs_again(
 }
 
 /// A long-poll served by one process answers as promptly for a change written
-/// through the other as for one of its own: within 50 ms of the commit (the
-/// median of five), as `changes::a_long_poll_answers_within_50_ms_of_the_commit`
+/// through the other as for one of its own: within 100 ms of the commit (the
+/// median of five), as `changes::a_long_poll_answers_within_100_ms_of_the_commit`
 /// asks of one process.
 #[test]
-fn a_long_poll_on_one_process_answers_within_50_ms_of_a_commit_through_the_other() {
+fn a_long_poll_on_one_process_answers_within_100_ms_of_a_commit_through_the_other() {
     let p = pair(&[]);
     let key = p.a.admin_key();
-    crate::common::assert_long_poll_answers_within_50_ms(&p.b, &p.a, &key);
+    crate::common::assert_long_poll_answers_within_100_ms(&p.b, &p.a, &key);
 }
 
 /// A webhook's settings changed through the process that does not deliver

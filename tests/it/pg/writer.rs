@@ -44,23 +44,43 @@ fn open(location: &Location, capture: Arc<dyn Capture>) -> Db {
     db
 }
 
-/// A write holding the writer for 150 ms, once it runs: writes queued
-/// meanwhile join one batch after it (a fresh store takes up to 256 writes
-/// in a batch; on a data file only a batch of several writes followed by a
-/// wait for its flush lowers that, and the tests hold one after lone writes
-/// only).
-pub(super) async fn hold(db: &Db) -> tokio::task::JoinHandle<ApiResult<()>> {
+/// A write holding the writer from when it runs until it is awaited
+/// ([`Held`]): writes [`queued`] meanwhile join one batch after it, however
+/// slowly the test goes (a fresh store takes up to 256 writes in a batch; on
+/// a data file only a batch of several writes followed by a wait for its
+/// flush lowers that, and the tests hold one after lone writes only).
+/// Returns once it runs. Run again (its batch replayed), it holds nothing:
+/// the release is gone by then.
+pub(super) async fn hold(db: &Db) -> Held {
+    let (release, held) = std::sync::mpsc::channel::<()>();
     let running = Arc::new(AtomicBool::new(false));
     let started = running.clone();
-    let hold = tokio::spawn(db.write(move |_| {
+    let write = tokio::spawn(db.write(move |_| {
         started.store(true, Ordering::SeqCst);
-        std::thread::sleep(Duration::from_millis(150));
+        let _ = held.recv();
         Ok(())
     }));
     while !running.load(Ordering::SeqCst) {
         tokio::time::sleep(Duration::from_millis(2)).await;
     }
-    hold
+    Held { release, write }
+}
+
+/// The holding write of [`hold`]: awaiting it releases the writer, then
+/// waits for the write's answer (dropped, it releases the writer too).
+pub(super) struct Held {
+    release: std::sync::mpsc::Sender<()>,
+    write: tokio::task::JoinHandle<ApiResult<()>>,
+}
+
+impl std::future::IntoFuture for Held {
+    type Output = Result<ApiResult<()>, tokio::task::JoinError>;
+    type IntoFuture = tokio::task::JoinHandle<ApiResult<()>>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        let _ = self.release.send(());
+        self.write
+    }
 }
 
 /// A write queued at once, in the order made (polled once, it joins the
@@ -110,14 +130,14 @@ fn a_failing_write_rolls_back_only_its_own_savepoint_and_every_other_write_commi
                     Ok(())
                 })
             };
-            let a = tokio::spawn(insert("a".into(), false, true));
-            let b = tokio::spawn(insert("b".into(), true, true));
+            let a = queued(insert("a".into(), false, true));
+            let b = queued(insert("b".into(), true, true));
             // Fails before any statement: only its held-back SAVEPOINT was sent.
-            let early = tokio::spawn(insert("e".into(), true, false));
-            let c = tokio::spawn(insert("c".into(), false, true));
+            let early = queued(insert("e".into(), true, false));
+            let c = queued(insert("c".into(), false, true));
             // Past one batch (256 writes), each a SAVEPOINT and a RELEASE.
             let many: Vec<_> = (0..300)
-                .map(|i| tokio::spawn(insert(format!("m{i:03}"), false, true)))
+                .map(|i| queued(insert(format!("m{i:03}"), false, true)))
                 .collect();
             hold.await.expect("join").expect("hold");
             assert!(a.await.expect("join").is_ok());
@@ -462,9 +482,9 @@ fn a_refused_write_fails_its_whole_batch(capture: impl Fn() -> Arc<dyn Capture>)
                 })
             };
             let (a, b, c) = (
-                tokio::spawn(insert("a", "alice")),
-                tokio::spawn(insert("b", "refuse")),
-                tokio::spawn(insert("c", "alice")),
+                queued(insert("a", "alice")),
+                queued(insert("b", "refuse")),
+                queued(insert("c", "alice")),
             );
             let held = hold.await.expect("join").expect_err("the batch failed");
             assert_eq!(held.status(), 500);
