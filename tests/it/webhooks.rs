@@ -577,11 +577,13 @@ fn slow_and_refusing_receivers_are_retried() {
         }
     });
     let (slow_hook, _) = create(&server, &key, json!({"url": slow.url()}));
-    // Refusing: nothing listens on the port yet.
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
+    // Refusing: the port is held, bound but not listening, so connections
+    // to it are refused and nothing else can take it before the test
+    // listens on it below.
+    let held = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    held.bind(&SocketAddr::from(([127, 0, 0, 1], 0)).into())
         .unwrap();
+    let port = held.local_addr().unwrap().as_socket().unwrap();
     let (refused_hook, _) = create(&server, &key, json!({"url": format!("http://{port}/hook")}));
     id(&server.post("/v2/organizations", &key, &json!({"name": "Slow Co"})));
 
@@ -601,9 +603,8 @@ fn slow_and_refusing_receivers_are_retried() {
     assert!(error.contains("cannot connect"), "{error}");
 
     // Now something listens there: the retry gets through.
-    let late = Receiver::on(TcpListener::bind(port).unwrap(), None, |_| {
-        Answer::Status(200)
-    });
+    held.listen(128).unwrap();
+    let late = Receiver::on(TcpListener::from(held), None, |_| Answer::Status(200));
     for hook in [&slow_hook, &refused_hook] {
         wait_for("a successful retry", 20, || {
             deliveries(&server, &key, hook)
