@@ -515,12 +515,13 @@ mod tests {
             timeout: Duration::from_millis(300),
         })
         .unwrap();
-        // A port that was free a moment ago: nothing listens there.
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        // A port held bound but not listening: connections are refused,
+        // and no other process can take it meanwhile.
+        let held =
+            socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+        held.bind(&std::net::SocketAddr::from(([127, 0, 0, 1], 0)).into())
+            .unwrap();
+        let port = held.local_addr().unwrap().as_socket().unwrap().port();
         let outcome = client
             .post(&format!("http://127.0.0.1:{port}/"), &[], Bytes::new())
             .await;
