@@ -14,17 +14,26 @@
 //! jobs, then one per 10 jobs: 1k at 10k jobs, 10k at 100k), for the v2 list.
 //! The location pool holds 100 items up to 1,000 jobs, then one per 2 jobs.
 //!
-//! Measuring: one connection, sequential, each operation up to SAMPLES times or
-//! OP_SECONDS, whichever comes first, after 3 unrecorded calls (p50/p99 in ms);
-//! the rates with 16 connections (8 for the bulk certificate, one for its
-//! comparison with single POSTs) for RATE_SECONDS after half a second unrecorded.
-//! Reads first, then writes, so the writes do not grow what the reads see.
+//! Measuring (`scale measure`, every size's server still up): one
+//! connection, sequential, each operation up to SAMPLES times or OP_SECONDS,
+//! whichever comes first (p50/p99 in ms); the rates with 16 connections (8
+//! for the bulk certificate, one for its comparison with single POSTs) for
+//! RATE_SECONDS. The sizes take turns, operation by operation: a round
+//! unrecorded (latencies only), then ROUNDS rounds, each giving every size a
+//! 1/ROUNDS share of the samples and seconds, in an order reversed from one
+//! round to the next; each latency slice starts with 3 calls unrecorded,
+//! each rate slice with half a second. So every size is measured in the same
+//! moments of the machine, and the ratios between sizes are not the
+//! machine's drift between one size's minutes and another's. Reads first,
+//! then writes, so the writes do not grow what the reads see.
 //!
 //! Usage:
-//!   scale run BASE USER PASSWORD JOBS [--results 30] [--connections 8]
-//!       [--samples 2000] [--op-seconds 5] [--rate-seconds 3] [--load-limit 900]
-//!       [--pid SERVER_PID] [--data FILE]
-//!     prints progress on stderr and one `RESULT {json}` line on stdout.
+//!   scale load BASE USER PASSWORD JOBS --state FILE [--results 30]
+//!       [--connections 8] [--load-limit 900] [--pid SERVER_PID] [--data FILE]
+//!     loads one size, prints progress on stderr, writes STATE for `measure`.
+//!   scale measure STATE... [--rounds 3] [--samples 2000] [--op-seconds 5]
+//!       [--rate-seconds 3]
+//!     prints one `RESULT {json}` line per size on stdout.
 //!   scale report FILE
 //!     renders the `RESULT` lines in FILE (one per size) as the Markdown table
 //!     of `bench/SCALE.md`, with the issue's targets judged.
@@ -43,13 +52,15 @@ use serde_json::{Value, json};
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
-        Some("run") => run(&args[1..]),
+        Some("load") => load_command(&args[1..]),
+        Some("measure") => measure_command(&args[1..]),
         Some("report") => report(args.get(1).expect("usage: scale report FILE")),
         _ => {
             eprintln!(
-                "usage: scale run BASE USER PASSWORD JOBS [--results N] [--connections N] \
-                 [--samples N] [--op-seconds S] [--rate-seconds S] [--load-limit S] [--pid PID] \
-                 [--data FILE]\n       scale report FILE"
+                "usage: scale load BASE USER PASSWORD JOBS --state FILE [--results N] \
+                 [--connections N] [--load-limit S] [--pid PID] [--data FILE]\n       \
+                 scale measure STATE... [--rounds N] [--samples N] [--op-seconds S] \
+                 [--rate-seconds S]\n       scale report FILE"
             );
             std::process::exit(2);
         }
@@ -451,40 +462,47 @@ struct Settings {
     op_seconds: f64,
     rate_seconds: f64,
     load_limit: f64,
-    pid: Option<u32>,
-    data: Option<String>,
 }
 
-fn run(args: &[String]) {
-    let usage = "usage: scale run BASE USER PASSWORD JOBS [options]";
-    let [base, user, password, jobs, rest @ ..] = args else {
-        panic!("{usage}");
-    };
-    let jobs: usize = jobs.parse().expect(usage);
-    let mut options: BTreeMap<&str, &str> = BTreeMap::new();
+/// `--name value` pairs after the positional arguments.
+fn options(rest: &[String], usage: &str) -> BTreeMap<String, String> {
+    let mut options = BTreeMap::new();
     for pair in rest.chunks(2) {
         let [name, value] = pair else {
             panic!("{usage}: an option without a value");
         };
-        options.insert(name.trim_start_matches("--"), value.as_str());
+        options.insert(name.trim_start_matches("--").to_string(), value.clone());
     }
-    let number = |name: &str, default: f64| -> f64 {
-        options.get(name).map_or(default, |v| {
-            v.parse().unwrap_or_else(|_| panic!("--{name} {v}"))
-        })
+    options
+}
+
+fn number(options: &BTreeMap<String, String>, name: &str, default: f64) -> f64 {
+    options.get(name).map_or(default, |v| {
+        v.parse().unwrap_or_else(|_| panic!("--{name} {v}"))
+    })
+}
+
+/// `scale load`: loads one size's workspace into the server at BASE, then
+/// writes what `scale measure` needs to STATE (the server stays up).
+fn load_command(args: &[String]) {
+    let usage = "usage: scale load BASE USER PASSWORD JOBS --state FILE [options]";
+    let [base, user, password, jobs, rest @ ..] = args else {
+        panic!("{usage}");
     };
+    let jobs: usize = jobs.parse().expect(usage);
+    let options = options(rest, usage);
+    let state_file = options.get("state").expect(usage).clone();
     let settings = Settings {
         base: base.clone(),
         key: http1::login(base, user, password).expect("login"),
-        results: number("results", 30.0) as usize,
-        connections: number("connections", 8.0) as usize,
-        samples: number("samples", 2000.0) as usize,
-        op_seconds: number("op-seconds", 5.0),
-        rate_seconds: number("rate-seconds", 3.0),
-        load_limit: number("load-limit", 900.0),
-        pid: options.get("pid").map(|p| p.parse().expect("--pid")),
-        data: options.get("data").map(|d| d.to_string()),
+        results: number(&options, "results", 30.0) as usize,
+        connections: number(&options, "connections", 8.0) as usize,
+        samples: 0,
+        op_seconds: 0.0,
+        rate_seconds: 0.0,
+        load_limit: number(&options, "load-limit", 900.0),
     };
+    let pid: Option<u32> = options.get("pid").map(|p| p.parse().expect("--pid"));
     let shape = Shape::new(jobs, settings.results);
     let mut out = serde_json::Map::new();
     out.insert("jobs".into(), json!(jobs));
@@ -502,20 +520,107 @@ fn run(args: &[String]) {
     // What the file and the server hold once loaded (the checkpointer given a
     // moment to copy the last pages back).
     std::thread::sleep(Duration::from_millis(500));
-    if let Some(data) = &settings.data {
+    if let Some(data) = options.get("data") {
         let size = |path: String| std::fs::metadata(path).map_or(0, |m| m.len());
         out.insert("data_bytes".into(), json!(size(data.clone())));
         out.insert("wal_bytes".into(), json!(size(format!("{data}-wal"))));
     }
-    if let Some(pid) = settings.pid {
+    if let Some(pid) = pid {
         out.insert("rss_kb".into(), json!(proc_status_kb(pid, "VmRSS")));
     }
+    let state = json!({
+        "base": base,
+        "user": user,
+        "password": password,
+        "pid": pid,
+        "ws": loaded.ws,
+        "job_ids": loaded.jobs,
+        "bulk": loaded.bulk,
+        "result": out,
+    });
+    std::fs::write(&state_file, state.to_string()).unwrap_or_else(|e| panic!("{state_file}: {e}"));
+}
 
-    // The load leaves gigabytes the kernel has yet to write back at the
+/// One loaded size, to measure: its server, its workspace, what loading it
+/// found (the start of its `RESULT` line).
+struct Target {
+    s: Settings,
+    shape: Shape,
+    loaded: Loaded,
+    pid: Option<u32>,
+    result: serde_json::Map<String, Value>,
+    /// The numbering of the jobs the writes make.
+    fresh: AtomicUsize,
+    /// The workspace's job list.
+    list: String,
+}
+
+/// `scale measure`: times every operation on every size given (a `scale
+/// load` state each, its server still up), the sizes taking turns, and
+/// prints one `RESULT` line per size.
+fn measure_command(args: &[String]) {
+    let usage = "usage: scale measure STATE... [--rounds 3] [--samples 2000] [--op-seconds 5] \
+                 [--rate-seconds 3]";
+    let split = args
+        .iter()
+        .position(|a| a.starts_with("--"))
+        .unwrap_or(args.len());
+    let (states, rest) = args.split_at(split);
+    assert!(!states.is_empty(), "{usage}");
+    let options = options(rest, usage);
+    let rounds = (number(&options, "rounds", 3.0) as usize).max(1);
+    let targets: Vec<Target> = states
+        .iter()
+        .map(|file| {
+            let text = std::fs::read_to_string(file).unwrap_or_else(|e| panic!("{file}: {e}"));
+            let state: Value = serde_json::from_str(&text).expect("a state");
+            let text = |key: &str| state[key].as_str().expect(key).to_string();
+            let base = text("base");
+            let Value::Object(result) = state["result"].clone() else {
+                panic!("{file}: no result");
+            };
+            let jobs = result["jobs"].as_u64().expect("jobs") as usize;
+            let results = result["results_per_job"].as_u64().expect("results") as usize;
+            let job_ids: Vec<String> = state["job_ids"]
+                .as_array()
+                .expect("job_ids")
+                .iter()
+                .map(|id| id.as_str().expect("a job id").to_string())
+                .collect();
+            Target {
+                s: Settings {
+                    key: http1::login(&base, &text("user"), &text("password")).expect("login"),
+                    base,
+                    results,
+                    connections: 8,
+                    samples: number(&options, "samples", 2000.0) as usize,
+                    op_seconds: number(&options, "op-seconds", 5.0),
+                    rate_seconds: number(&options, "rate-seconds", 3.0),
+                    load_limit: 0.0,
+                },
+                shape: Shape::new(jobs, results),
+                loaded: Loaded {
+                    ws: text("ws"),
+                    jobs: job_ids,
+                    results: result["results_loaded"].as_u64().unwrap_or(0) as usize,
+                    workspaces: result["workspaces_loaded"].as_u64().unwrap_or(0) as usize,
+                    bulk: state["bulk"].as_bool() == Some(true),
+                    seconds: result["load_seconds"].as_f64().unwrap_or(0.0),
+                    truncated: result["load_truncated"].as_bool() == Some(true),
+                },
+                pid: state["pid"].as_u64().map(|p| p as u32),
+                result,
+                fresh: AtomicUsize::new(10_000_000),
+                list: format!("/workspaces/{}/jobs", text("ws")),
+            }
+        })
+        .collect();
+
+    // Loading leaves gigabytes the kernel has yet to write back at the
     // largest size; measured while it does, the first reads' latencies are
-    // the disk's, not the store's. So the reads start once the load's writes
-    // are on disk and the server has had a moment (its checkpointer, a
-    // statistics refresh) to finish what the load started.
+    // the disk's, not the store's. So the reads start once the loads' writes
+    // are on disk and the servers have had a moment (a checkpoint, a
+    // statistics refresh) to finish what loading started.
     let settle = Instant::now();
     let synced = std::process::Command::new("sync")
         .status()
@@ -523,13 +628,18 @@ fn run(args: &[String]) {
     std::thread::sleep(Duration::from_secs(3));
     let settle = settle.elapsed().as_secs_f64();
     eprintln!("scale: settled after loading in {settle:.1} s (sync: {synced})");
-    out.insert("settle_seconds".into(), json!(settle));
-    let ops = measure(&settings, &shape, &loaded);
-    out.insert("ops".into(), Value::Object(ops));
-    if let Some(pid) = settings.pid {
-        out.insert("hwm_kb".into(), json!(proc_status_kb(pid, "VmHWM")));
+
+    let measured = measure(&targets, rounds);
+    for (t, ops) in targets.iter().zip(measured) {
+        let mut out = t.result.clone();
+        out.insert("settle_seconds".into(), json!(settle));
+        out.insert("rounds".into(), json!(rounds));
+        out.insert("ops".into(), Value::Object(ops));
+        if let Some(pid) = t.pid {
+            out.insert("hwm_kb".into(), json!(proc_status_kb(pid, "VmHWM")));
+        }
+        println!("RESULT {}", Value::Object(out));
     }
-    println!("RESULT {}", Value::Object(out));
 }
 
 /// A `kB` line of `/proc/PID/status`.
@@ -758,168 +868,322 @@ fn stat(mut samples: Vec<f64>, bytes: usize) -> Value {
     json!({"p50": micro(rank(0.50)), "p99": micro(rank(0.99)), "n": samples.len(), "bytes": bytes})
 }
 
-/// Times `make`'s requests on one connection, one after another: 3 calls
-/// unrecorded (each answer given to `check`), then up to `samples` or
-/// `op_seconds`.
-fn latency(
-    s: &Settings,
-    name: &str,
-    seed: u64,
-    mut make: impl FnMut(&mut Rng) -> Req,
-    check: impl Fn(&http1::Head, &Client),
-) -> Value {
-    let mut c = Client::new(&s.base, &s.key);
-    let mut rng = Rng::new(seed);
-    for _ in 0..3 {
-        let req = make(&mut rng);
-        let head = c.expect(req.method, &req.path, &req.body, req.want);
-        check(&head, &c);
-    }
-    let mut samples = Vec::with_capacity(s.samples);
-    let until = Instant::now() + Duration::from_secs_f64(s.op_seconds);
-    while samples.len() < s.samples && Instant::now() < until {
-        let req = make(&mut rng);
-        let start = Instant::now();
-        let head = c.call(req.method, &req.path, &req.body);
-        samples.push(start.elapsed().as_secs_f64() * 1e3);
-        assert_eq!(
-            head.status,
-            req.want,
-            "{} {}: {}",
-            req.method,
-            req.path,
-            c.text()
-        );
-    }
-    let value = stat(samples, c.body.len());
-    eprintln!("scale:   {name:<22} {value}");
-    value
+/// The request an operation makes next, from its random numbers.
+type Make<'a> = Box<dyn Fn(&mut Rng) -> Req + Sync + 'a>;
+
+/// What an operation checks of its first answers.
+type Check<'a> = Box<dyn Fn(&http1::Head, &Client) + Sync + 'a>;
+
+/// How an operation is measured.
+enum How<'a> {
+    /// One connection, one request after another: p50/p99. Each slice starts
+    /// with 3 calls unrecorded, their answers given to the check.
+    Latency { make: Make<'a>, check: Check<'a> },
+    /// Requests per second over `connections` connections.
+    Rate { connections: usize, make: Make<'a> },
 }
 
-/// Requests per second of `make`'s requests over `connections` connections
-/// for `rate_seconds`, after half a second unrecorded; and the answers that
-/// were not the one wanted.
-fn rate(
-    s: &Settings,
-    name: &str,
-    connections: usize,
-    make: impl Fn(&mut Rng) -> Req + Sync,
-) -> Value {
-    let start = Instant::now();
-    let measured_from = start + Duration::from_millis(500);
-    let until = measured_from + Duration::from_secs_f64(s.rate_seconds);
-    let count = AtomicU64::new(0);
-    let errors = AtomicU64::new(0);
-    std::thread::scope(|scope| {
-        for t in 0..connections {
-            let (make, count, errors) = (&make, &count, &errors);
-            scope.spawn(move || {
-                let mut c = Client::new(&s.base, &s.key);
-                let mut rng = Rng::new(1_000 + t as u64);
-                loop {
-                    let req = make(&mut rng);
-                    let head = c.call(req.method, &req.path, &req.body);
-                    let now = Instant::now();
-                    if now >= until {
-                        break;
-                    }
-                    if now < measured_from {
-                        continue;
-                    }
-                    count.fetch_add(1, Ordering::Relaxed);
-                    if head.status != req.want && errors.fetch_add(1, Ordering::Relaxed) == 0 {
-                        eprintln!(
-                            "scale: {} {} answered {}: {}",
-                            req.method,
-                            req.path,
-                            head.status,
-                            c.text()
-                        );
-                    }
+/// One operation of the issue's table, on one size.
+struct Op<'a> {
+    key: &'static str,
+    name: &'static str,
+    seed: u64,
+    how: How<'a>,
+}
+
+/// What the slices of one operation on one size add up to.
+struct Tally {
+    rng: Rng,
+    samples: Vec<f64>,
+    bytes: usize,
+    count: u64,
+    errors: u64,
+    seconds: f64,
+    slices: u64,
+}
+
+/// Runs one slice of `op` on `s`'s server: a share of the operation's
+/// samples and seconds (a latency) or of its seconds (a rate, after half a
+/// second unrecorded), counted into `tally` when `record`.
+fn slice(s: &Settings, op: &Op<'_>, tally: &mut Tally, share: f64, record: bool) {
+    tally.slices += 1;
+    match &op.how {
+        How::Latency { make, check } => {
+            let mut c = Client::new(&s.base, &s.key);
+            for _ in 0..3 {
+                let req = make(&mut tally.rng);
+                let head = c.expect(req.method, &req.path, &req.body, req.want);
+                check(&head, &c);
+            }
+            let max = ((s.samples as f64 * share).ceil() as usize).max(1);
+            let until = Instant::now() + Duration::from_secs_f64(s.op_seconds * share);
+            let mut n = 0;
+            while n < max && Instant::now() < until {
+                let req = make(&mut tally.rng);
+                let start = Instant::now();
+                let head = c.call(req.method, &req.path, &req.body);
+                let ms = start.elapsed().as_secs_f64() * 1e3;
+                assert_eq!(
+                    head.status,
+                    req.want,
+                    "{} {}: {}",
+                    req.method,
+                    req.path,
+                    c.text()
+                );
+                if record {
+                    tally.samples.push(ms);
+                }
+                n += 1;
+            }
+            if record {
+                tally.bytes = c.body.len();
+            }
+        }
+        How::Rate { connections, make } => {
+            let seconds = s.rate_seconds * share;
+            let start = Instant::now();
+            let measured_from = start + Duration::from_millis(500);
+            let until = measured_from + Duration::from_secs_f64(seconds);
+            let count = AtomicU64::new(0);
+            let errors = AtomicU64::new(0);
+            let first_seed = 1_000 + 100 * tally.slices;
+            std::thread::scope(|scope| {
+                for t in 0..*connections {
+                    let (count, errors) = (&count, &errors);
+                    scope.spawn(move || {
+                        let mut c = Client::new(&s.base, &s.key);
+                        let mut rng = Rng::new(first_seed + t as u64);
+                        loop {
+                            let req = make(&mut rng);
+                            let head = c.call(req.method, &req.path, &req.body);
+                            let now = Instant::now();
+                            if now >= until {
+                                break;
+                            }
+                            if now < measured_from {
+                                continue;
+                            }
+                            count.fetch_add(1, Ordering::Relaxed);
+                            if head.status != req.want
+                                && errors.fetch_add(1, Ordering::Relaxed) == 0
+                            {
+                                eprintln!(
+                                    "scale: {} {} answered {}: {}",
+                                    req.method,
+                                    req.path,
+                                    head.status,
+                                    c.text()
+                                );
+                            }
+                        }
+                    });
                 }
             });
+            if record {
+                tally.count += count.into_inner();
+                tally.errors += errors.into_inner();
+                tally.seconds += seconds;
+            }
         }
-    });
-    let value = json!({
-        "rps": count.into_inner() as f64 / s.rate_seconds,
-        "errors": errors.into_inner(),
-        "connections": connections
-    });
-    eprintln!("scale:   {name:<22} {value}");
-    value
+    }
 }
 
-fn measure(s: &Settings, shape: &Shape, loaded: &Loaded) -> serde_json::Map<String, Value> {
+/// Every operation on every target, the targets taking turns so that each
+/// size is measured in the same moments of this machine as the others: for
+/// each operation, one round unrecorded (latencies only: it brings back
+/// into memory what an idle size's file lost meanwhile), then `rounds`
+/// rounds, each giving every size a `1/rounds` share of the operation's
+/// samples and seconds, in an order reversed from one round to the next.
+/// Reads first, then writes, so that the writes do not grow what the reads
+/// see.
+fn measure(targets: &[Target], rounds: usize) -> Vec<serde_json::Map<String, Value>> {
+    let mut outs = Vec::new();
+    let mut plans = Vec::new();
+    for t in targets {
+        let (ops, extras) = operations(t);
+        plans.push(ops);
+        outs.push(extras);
+    }
+    let keys: Vec<(&'static str, &'static str)> = plans
+        .iter()
+        .max_by_key(|ops| ops.len())
+        .map(|ops| ops.iter().map(|op| (op.key, op.name)).collect())
+        .unwrap_or_default();
+    for (key, name) in keys {
+        let mut tallies: Vec<Option<Tally>> = plans
+            .iter()
+            .map(|ops| {
+                ops.iter().find(|op| op.key == key).map(|op| Tally {
+                    rng: Rng::new(op.seed),
+                    samples: Vec::new(),
+                    bytes: 0,
+                    count: 0,
+                    errors: 0,
+                    seconds: 0.0,
+                    slices: 0,
+                })
+            })
+            .collect();
+        let is_latency = plans
+            .iter()
+            .flatten()
+            .any(|op| op.key == key && matches!(op.how, How::Latency { .. }));
+        let first = if is_latency { 0 } else { 1 };
+        for round in first..=rounds {
+            let mut order: Vec<usize> = (0..targets.len()).collect();
+            if round % 2 == 0 {
+                order.reverse();
+            }
+            for i in order {
+                let (Some(tally), Some(op)) = (
+                    tallies[i].as_mut(),
+                    plans[i].iter().find(|op| op.key == key),
+                ) else {
+                    continue;
+                };
+                slice(&targets[i].s, op, tally, 1.0 / rounds as f64, round > 0);
+            }
+        }
+        for (i, tally) in tallies.into_iter().enumerate() {
+            let Some(tally) = tally else { continue };
+            let op = plans[i].iter().find(|op| op.key == key).expect("op");
+            let value = match &op.how {
+                How::Latency { .. } => stat(tally.samples, tally.bytes),
+                How::Rate { connections, .. } => json!({
+                    "rps": tally.count as f64 / tally.seconds.max(1e-9),
+                    "errors": tally.errors,
+                    "connections": connections
+                }),
+            };
+            eprintln!(
+                "scale:   {:>6} jobs  {name:<24} {value}",
+                targets[i].loaded.jobs.len()
+            );
+            // An operation's extra figures (found before it was timed) stay.
+            match outs[i].get_mut(key) {
+                Some(Value::Object(extra)) => {
+                    if let Value::Object(value) = value {
+                        extra.extend(value);
+                    }
+                }
+                _ => {
+                    outs[i].insert(key.into(), value);
+                }
+            }
+        }
+    }
+    outs
+}
+
+/// An operation timed by latency, its first answers not checked.
+fn latency_op<'a>(
+    key: &'static str,
+    name: &'static str,
+    seed: u64,
+    make: impl Fn(&mut Rng) -> Req + Sync + 'a,
+) -> Op<'a> {
+    checked_op(key, name, seed, make, |_, _| {})
+}
+
+/// An operation timed by latency, each slice's first answers checked.
+fn checked_op<'a>(
+    key: &'static str,
+    name: &'static str,
+    seed: u64,
+    make: impl Fn(&mut Rng) -> Req + Sync + 'a,
+    check: impl Fn(&http1::Head, &Client) + Sync + 'a,
+) -> Op<'a> {
+    Op {
+        key,
+        name,
+        seed,
+        how: How::Latency {
+            make: Box::new(make),
+            check: Box::new(check),
+        },
+    }
+}
+
+/// An operation measured by its rate over `connections` connections.
+fn rate_op<'a>(
+    key: &'static str,
+    name: &'static str,
+    connections: usize,
+    make: impl Fn(&mut Rng) -> Req + Sync + 'a,
+) -> Op<'a> {
+    Op {
+        key,
+        name,
+        seed: 0,
+        how: How::Rate {
+            connections,
+            make: Box::new(make),
+        },
+    }
+}
+
+fn with_total(head: &http1::Head, c: &Client) {
+    assert!(
+        total_count(head).is_some(),
+        "no X-Total-Count: {}",
+        c.text()
+    );
+}
+
+/// The number of items of a JSON array answer.
+fn items(c: &Client) -> usize {
+    c.json().as_array().map_or(0, Vec::len)
+}
+
+/// The operations of the issue's table on `t`'s workspace, in the order
+/// they are measured, and what is found about them before: whether the
+/// first page links to a next, how many workspaces the default page lists.
+fn operations(t: &Target) -> (Vec<Op<'_>>, serde_json::Map<String, Value>) {
+    let (s, shape, loaded) = (&t.s, &t.shape, &t.loaded);
     let ws = &loaded.ws;
     let jobs = &loaded.jobs;
     let n = jobs.len();
-    let list = format!("/workspaces/{ws}/jobs");
-    let mut ops = serde_json::Map::new();
-    let ok = |_: &http1::Head, _: &Client| {};
-    let with_total = |head: &http1::Head, c: &Client| {
-        assert!(
-            total_count(head).is_some(),
-            "no X-Total-Count: {}",
-            c.text()
-        );
-    };
-    eprintln!("scale: measuring reads ({n} jobs)");
-
-    ops.insert(
-        "get_job".into(),
-        latency(
-            s,
-            "GET a job",
-            1,
-            |r| get(format!("{list}/{}", jobs[r.below(n)])),
-            ok,
-        ),
-    );
-    ops.insert(
-        "list_25".into(),
-        latency(
-            s,
+    let results = shape.results;
+    let list = t.list.as_str();
+    let mut extras = serde_json::Map::new();
+    let deep = n * 9 / 10;
+    let mut ops = vec![
+        latency_op("get_job", "GET a job", 1, move |r| {
+            get(format!("{list}/{}", jobs[r.below(n)]))
+        }),
+        checked_op(
+            "list_25",
             "list limit=25",
             2,
-            |_| get(format!("{list}?limit=25")),
+            move |_| get(format!("{list}?limit=25")),
             with_total,
         ),
-    );
-    ops.insert(
-        "list_default".into(),
-        latency(s, "list, no limit", 3, |_| get(list.clone()), ok),
-    );
-    ops.insert(
-        "xref".into(),
-        latency(
-            s,
+        latency_op("list_default", "list, no limit", 3, move |_| {
+            get(list.to_string())
+        }),
+        checked_op(
+            "xref",
             "?xref=",
             4,
-            |r| get(format!("{list}?xref={}", job_xref(r.below(n)))),
+            move |r| get(format!("{list}?xref={}", job_xref(r.below(n)))),
             |head, c| {
-                let items = c.json().as_array().map_or(0, Vec::len);
-                assert_eq!(items, 1, "?xref= found {items}: {}", c.text());
+                assert_eq!(items(c), 1, "?xref= found: {}", c.text());
                 with_total(head, c);
             },
         ),
-    );
-    ops.insert(
-        "status_sort".into(),
-        latency(
-            s,
+        checked_op(
+            "status_sort",
             "status+sort eta",
             5,
-            |_| get(format!("{list}?status=active&sort=eta:desc&limit=25")),
+            move |_| get(format!("{list}?status=active&sort=eta:desc&limit=25")),
             with_total,
         ),
-    );
-    ops.insert(
-        "unindexed".into(),
-        latency(
-            s,
+        checked_op(
+            "unindexed",
             "?tripNumber= (unindexed)",
             6,
-            |r| {
+            move |r| {
                 get(format!(
                     "{list}?tripNumber={}&limit=25",
                     trip_number(r.below(n))
@@ -927,107 +1191,70 @@ fn measure(s: &Settings, shape: &Shape, loaded: &Loaded) -> serde_json::Map<Stri
             },
             with_total,
         ),
-    );
-    let deep = n * 9 / 10;
-    ops.insert(
-        "offset".into(),
-        latency(
-            s,
+        checked_op(
+            "offset",
             "offset 90%",
             7,
-            |_| get(format!("{list}?limit=25&offset={deep}")),
+            move |_| get(format!("{list}?limit=25&offset={deep}")),
             with_total,
         ),
-    );
-    let results = shape.results;
-    ops.insert(
-        "quality_of_job".into(),
-        latency(
-            s,
+        checked_op(
+            "quality_of_job",
             "30 results of a job",
             8,
-            |r| get(format!("{list}/{}/quality", jobs[r.below(n)])),
-            |_, c| {
-                let items = c.json().as_array().map_or(0, Vec::len);
-                assert_eq!(items, results.min(100), "a job's results: {items}");
-            },
+            move |r| get(format!("{list}/{}/quality", jobs[r.below(n)])),
+            move |_, c| assert_eq!(items(c), results.min(100), "a job's results"),
         ),
-    );
-    // The same answer at every size (one workspace), so that the ratio
-    // measures what the tenant's number of workspaces costs; and the default
-    // page, which holds one workspace at the smallest size and a full page at
-    // the others, shown with the number it listed.
-    ops.insert(
-        "workspaces_v2".into(),
-        latency(
-            s,
+        // The same answer at every size (one workspace), so that the ratio
+        // measures what the tenant's number of workspaces costs; and the
+        // default page, which holds one workspace at the smallest size and a
+        // full page at the others, shown with the number it listed.
+        checked_op(
+            "workspaces_v2",
             "v2 workspace list",
             9,
             |_| get("/v2/workspaces?limit=1".to_string()),
-            |_, c| {
-                let items = c.json().as_array().map_or(0, Vec::len);
-                assert_eq!(items, 1, "a page of one workspace: {items}");
-            },
+            |_, c| assert_eq!(items(c), 1, "a page of one workspace"),
         ),
-    );
-    let page = latency(
-        s,
-        "v2 workspaces page",
-        9,
-        |_| get("/v2/workspaces".to_string()),
-        ok,
-    );
+        latency_op("workspaces_v2_page", "v2 workspaces page", 9, |_| {
+            get("/v2/workspaces".to_string())
+        }),
+    ];
     let mut c = Client::new(&s.base, &s.key);
     c.expect("GET", "/v2/workspaces", b"", 200);
-    let listed = c.json().as_array().map_or(0, Vec::len);
-    let mut page = page;
-    page["listed"] = json!(listed);
-    ops.insert("workspaces_v2_page".into(), page);
-    let keyset = keyset_deep_page(s, &list, n);
-    let (first_link, deep_path) = keyset;
-    ops.insert("keyset_first_page_link".into(), json!(first_link));
-    ops.insert(
-        "keyset_next".into(),
-        match deep_path {
-            Some(path) => latency(s, "keyset next page", 10, |_| get(path.clone()), ok),
-            None => {
-                eprintln!("scale:   keyset next page      n/a (no rel=\"next\" link)");
-                Value::Null
-            }
-        },
-    );
+    extras.insert("workspaces_v2_page".into(), json!({"listed": items(&c)}));
+    let (first_link, deep_path) = keyset_deep_page(s, list, n);
+    extras.insert("keyset_first_page_link".into(), json!(first_link));
+    match deep_path {
+        Some(path) => ops.push(latency_op(
+            "keyset_next",
+            "keyset next page",
+            10,
+            move |_| get(path.clone()),
+        )),
+        None => {
+            eprintln!("scale:   keyset next page      n/a (no rel=\"next\" link)");
+            extras.insert("keyset_next".into(), Value::Null);
+        }
+    }
     let catalog = format!("/workspaces/{ws}/catalogs/locations");
-    ops.insert(
-        "catalog_xref".into(),
-        latency(
-            s,
-            "catalog ?xref=",
-            11,
-            |r| {
-                let pool = shape.locations.min(n);
-                get(format!("{catalog}?xref=LOC-{:06}", r.below(pool)))
-            },
-            |_, c| {
-                let items = c.json().as_array().map_or(0, Vec::len);
-                assert_eq!(items, 1, "catalog ?xref= found {items}: {}", c.text());
-            },
-        ),
-    );
+    let pool = shape.locations.min(n);
+    ops.push(checked_op(
+        "catalog_xref",
+        "catalog ?xref=",
+        11,
+        move |r| get(format!("{catalog}?xref=LOC-{:06}", r.below(pool))),
+        |_, c| assert_eq!(items(c), 1, "catalog ?xref= found: {}", c.text()),
+    ));
 
-    eprintln!("scale: measuring writes");
-    let fresh = AtomicUsize::new(10_000_000);
-    let new_job = |r: &mut Rng| {
-        let i = fresh.fetch_add(1, Ordering::Relaxed);
+    // The writes.
+    let new_job = move |r: &mut Rng| {
+        let i = t.fresh.fetch_add(1, Ordering::Relaxed);
         let mut body = job_body(i, shape);
-        body["location"] = location_ref(r.below(shape.locations.min(n)));
-        post(list.clone(), &body, 201)
+        body["location"] = location_ref(r.below(pool));
+        post(list.to_string(), &body, 201)
     };
-    ops.insert(
-        "post_job_location".into(),
-        latency(s, "POST job, known loc", 12, new_job, ok),
-    );
-    ops.insert("post_job_rate".into(), rate(s, "POST job", 16, new_job));
-    let single = |r: &mut Rng| {
+    let single = move |r: &mut Rng| {
         let i = r.below(n);
         Req {
             method: "POST",
@@ -1036,33 +1263,31 @@ fn measure(s: &Settings, shape: &Shape, loaded: &Loaded) -> serde_json::Map<Stri
             want: 201,
         }
     };
-    ops.insert(
-        "post_quality_rate".into(),
-        rate(s, "POST quality", 16, single),
-    );
+    let bulk30 = move |r: &mut Rng| {
+        let i = r.below(n);
+        Req {
+            method: "POST",
+            path: format!("{list}/{}/quality", jobs[i]),
+            body: certificate(i, 0..30),
+            want: 201,
+        }
+    };
+    ops.push(latency_op(
+        "post_job_location",
+        "POST job, known loc",
+        12,
+        new_job,
+    ));
+    ops.push(rate_op("post_job_rate", "POST job", 16, new_job));
+    ops.push(rate_op("post_quality_rate", "POST quality", 16, single));
     if loaded.bulk {
-        let bulk30 = |r: &mut Rng| {
-            let i = r.below(n);
-            Req {
-                method: "POST",
-                path: format!("{list}/{}/quality", jobs[i]),
-                body: certificate(i, 0..30),
-                want: 201,
-            }
-        };
-        ops.insert(
-            "bulk30_1_rate".into(),
-            rate(s, "bulk 30, 1 conn", 1, bulk30),
-        );
-        ops.insert("single_1_rate".into(), rate(s, "single, 1 conn", 1, single));
-        ops.insert(
-            "bulk30_8_rate".into(),
-            rate(s, "bulk 30, 8 conns", 8, bulk30),
-        );
+        ops.push(rate_op("bulk30_1_rate", "bulk 30, 1 conn", 1, bulk30));
+        ops.push(rate_op("single_1_rate", "single, 1 conn", 1, single));
+        ops.push(rate_op("bulk30_8_rate", "bulk 30, 8 conns", 8, bulk30));
     } else {
         eprintln!("scale:   bulk certificate      n/a (the server takes one result per POST)");
     }
-    ops
+    (ops, extras)
 }
 
 /// `path` with its `limit` parameter set to `limit` (any other kept).
@@ -1651,8 +1876,6 @@ mod tests {
             op_seconds: 1.0,
             rate_seconds: 1.0,
             load_limit: 1.0,
-            pid: None,
-            data: None,
         }
     }
 
