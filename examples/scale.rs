@@ -17,12 +17,12 @@
 //! Measuring (`scale measure`, every size's server still up): one
 //! connection, sequential, each operation up to SAMPLES times or OP_SECONDS,
 //! whichever comes first (p50/p99 in ms); the rates with 16 connections (8
-//! for the bulk certificate, one for its comparison with single POSTs) for
-//! RATE_SECONDS. The sizes take turns, operation by operation: a round
-//! unrecorded (latencies only), then ROUNDS rounds, each giving every size a
-//! 1/ROUNDS share of the samples and seconds, in an order reversed from one
-//! round to the next; each latency slice starts with 3 calls unrecorded,
-//! each rate slice with half a second. So every size is measured in the same
+//! for the bulk certificate, one for its comparison with single POSTs). The
+//! sizes take turns, operation by operation: a round unrecorded (latencies
+//! only), then ROUNDS rounds, each giving every size a 1/ROUNDS share of a
+//! latency's samples and seconds, or a run of RATE_SECONDS of a rate, in an
+//! order reversed from one round to the next; each latency slice starts
+//! with 3 calls unrecorded, each rate run with half a second. So every size is measured in the same
 //! moments of the machine, and the ratios between sizes are not the
 //! machine's drift between one size's minutes and another's. Reads first,
 //! then writes, so the writes do not grow what the reads see.
@@ -903,8 +903,8 @@ struct Tally {
 }
 
 /// Runs one slice of `op` on `s`'s server: a share of the operation's
-/// samples and seconds (a latency) or of its seconds (a rate, after half a
-/// second unrecorded), counted into `tally` when `record`.
+/// samples and seconds (a latency), or a whole run of its seconds after half
+/// a second unrecorded (a rate), counted into `tally` when `record`.
 fn slice(s: &Settings, op: &Op<'_>, tally: &mut Tally, share: f64, record: bool) {
     tally.slices += 1;
     match &op.how {
@@ -941,7 +941,9 @@ fn slice(s: &Settings, op: &Op<'_>, tally: &mut Tally, share: f64, record: bool)
             }
         }
         How::Rate { connections, make } => {
-            let seconds = s.rate_seconds * share;
+            // A whole run each round, not a share: a write rate measured for
+            // a second after a cold start would weigh the start too much.
+            let seconds = s.rate_seconds;
             let start = Instant::now();
             let measured_from = start + Duration::from_millis(500);
             let until = measured_from + Duration::from_secs_f64(seconds);
@@ -993,8 +995,9 @@ fn slice(s: &Settings, op: &Op<'_>, tally: &mut Tally, share: f64, record: bool)
 /// size is measured in the same moments of this machine as the others: for
 /// each operation, one round unrecorded (latencies only: it brings back
 /// into memory what an idle size's file lost meanwhile), then `rounds`
-/// rounds, each giving every size a `1/rounds` share of the operation's
-/// samples and seconds, in an order reversed from one round to the next.
+/// rounds, each giving every size a `1/rounds` share of a latency's samples
+/// and seconds or a whole run of a rate, in an order reversed from one round
+/// to the next.
 /// Reads first, then writes, so that the writes do not grow what the reads
 /// see.
 fn measure(targets: &[Target], rounds: usize) -> Vec<serde_json::Map<String, Value>> {
