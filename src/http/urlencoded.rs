@@ -1,7 +1,10 @@
 //! Strict percent-decoding for path segments, query strings and
-//! `application/x-www-form-urlencoded` bodies. Strict means a broken escape or
-//! bytes that are not UTF-8 are an error the client hears about, instead of being
-//! silently replaced.
+//! `application/x-www-form-urlencoded` bodies. Strict means a broken escape,
+//! bytes that are not UTF-8 or a NUL character are an error the client hears
+//! about, instead of being silently replaced. No stored text holds a NUL (every
+//! text field refuses control characters), and PostgreSQL cannot take one in a
+//! text parameter at all: refused here, a NUL answers the same 400 on both
+//! engines instead of reaching the store.
 
 use crate::error::{ApiError, ApiResult};
 
@@ -50,8 +53,11 @@ pub fn encode_component(text: &str) -> String {
     out
 }
 
+/// Why a decoded NUL is refused.
+const NUL: &str = "it holds a NUL character (%00), which no value may hold";
+
 fn decode(raw: &str, plus_is_space: bool) -> Result<String, &'static str> {
-    if !raw.bytes().any(|b| b == b'%' || b == b'+') {
+    if !raw.bytes().any(|b| b == b'%' || b == b'+' || b == 0) {
         return Ok(raw.to_string());
     }
     let bytes = raw.as_bytes();
@@ -75,6 +81,9 @@ fn decode(raw: &str, plus_is_space: bool) -> Result<String, &'static str> {
                 i += 1;
             }
         }
+    }
+    if out.contains(&0) {
+        return Err(NUL);
     }
     String::from_utf8(out).map_err(|_| "it decodes to bytes that are not UTF-8")
 }
@@ -102,6 +111,24 @@ mod tests {
                 ("x".into(), "".into()),
                 ("flag".into(), "".into())
             ]
+        );
+    }
+
+    #[test]
+    fn a_nul_is_refused_escaped_or_raw() {
+        assert_eq!(
+            decode_path_segment("a%00b").unwrap_err().code(),
+            "invalid_path"
+        );
+        let error = decode_pairs("xref=%00", "query string").unwrap_err();
+        assert_eq!(error.code(), "invalid_query");
+        assert!(error.message().contains("NUL"), "{}", error.message());
+        assert!(decode_pairs("username=a\0b", "form body").is_err());
+        assert!(decode_pairs("%00=1", "query string").is_err());
+        // Other control characters decode: the fields that refuse them say so.
+        assert_eq!(
+            decode_pairs("q=%01", "query string").unwrap(),
+            vec![("q".into(), "\u{1}".into())]
         );
     }
 

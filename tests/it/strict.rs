@@ -230,6 +230,59 @@ fn put_ports_dot_dot_creates_a_record_no_client_can_address() {
 }
 
 #[test]
+fn a_nul_in_a_query_or_a_path_reached_postgresql_and_answered_500() {
+    let server = Server::start();
+    let key = server.admin_key();
+    let (workspace, job) = workspace_with_job(&server, &key, "Nul Co", None);
+    let jobs = format!("/workspaces/{workspace}/jobs");
+    // A filter's value, a filter's name, on every kind of list.
+    for (path, parameter) in [
+        (format!("{jobs}?xref=%00"), "xref"),
+        (format!("{jobs}?tripNumber=a%00b"), "tripNumber"),
+        (format!("{PORTS}?name=Rotter%00dam"), "name"),
+        (
+            format!("/workspaces/{workspace}/catalogs/locations?xref=%00"),
+            "xref",
+        ),
+        (
+            "/v2/workspaces?filter%5Bbody.state%5D=%00".to_string(),
+            "filter[body.state]",
+        ),
+        ("/invitations?description=%00".to_string(), "description"),
+    ] {
+        let reply = server.get(&path, &key);
+        reply.assert_error(400, "invalid_query");
+        assert_eq!(reply.error_field().as_deref(), Some(parameter), "{path}");
+        assert!(reply.text().contains("NUL"), "{path}: {}", reply.text());
+    }
+    let reply = server.get(&format!("{jobs}?x%00ref=1"), &key);
+    reply.assert_error(400, "invalid_query");
+    // An id or a code in the path.
+    for path in [
+        "/workspaces/a%00b/jobs".to_string(),
+        format!("{jobs}/{job}%00"),
+        format!("{PORTS}/NL%00RTM"),
+    ] {
+        server.get(&path, &key).assert_error(400, "invalid_path");
+    }
+    // A login form.
+    let reply = server.request(
+        "POST",
+        "/api/rest/1.0/sessions/admin",
+        None,
+        &[("Content-Type", "application/x-www-form-urlencoded")],
+        Some(b"password=a%00b"),
+    );
+    reply.assert_error(400, "invalid_query");
+    // Any other control character is a value like another: no match.
+    let reply = server.get(&format!("{jobs}?xref=%01"), &key);
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    assert_eq!(reply.json(), json!([]));
+    let reply = server.get(&format!("{jobs}/{job}"), &key);
+    assert_eq!(reply.status, 200, "{}", reply.text());
+}
+
+#[test]
 fn a_repeated_api_key_is_accepted() {
     let server = Server::start();
     let key = server.admin_key();
