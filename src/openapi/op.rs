@@ -1,7 +1,8 @@
 //! One operation of the OpenAPI document: what is particular to it (summary,
 //! parameters, body, answers, the reasons of its errors). A route declares its
 //! [`Op`] beside its handler (see `src/routes.rs`); the statuses that follow
-//! from what the route takes (400, 401, 404, 408, 413, 415, 500, 503, 507) and
+//! from what the route takes (400, 401, 404, 408, 413, 415, 500, 503, 507),
+//! those any request may get (414, 431: a head over the server's limits) and
 //! its security are added by [`Op::render`] from its method, path and access.
 
 use serde_json::{Map, Value, json};
@@ -185,6 +186,11 @@ impl Op {
         if op.body.is_some() {
             op = op.error(408, None).error(413, None).error(415, None);
         }
+        // Answered before any route is chosen, to a request line or a head
+        // over the limits (`http::server`): any operation's request can be
+        // made too long, and some within their parameters' declared lengths
+        // (three text parameters of 4,000 four-byte characters).
+        op = op.error(414, None).error(431, None);
         if op.uses_store {
             op = op.error(500, None);
             if method != Method::Get {
@@ -268,6 +274,12 @@ pub const ERRORS: &[(u16, &str, &str)] = &[
         "The body is over the limit (`payload_too_large`)",
     ),
     (
+        414,
+        "UriTooLong",
+        "The request's path and query are longer than 65,534 bytes (`uri_too_long`); the \
+         connection is closed after the answer",
+    ),
+    (
         415,
         "UnsupportedMediaType",
         "The body's Content-Type is not the one this route takes (`unsupported_media_type`)",
@@ -283,6 +295,13 @@ pub const ERRORS: &[(u16, &str, &str)] = &[
         "TooManyRequests",
         "Too many failed logins from the client's address (`too_many_requests`); \
          `Retry-After` says when to try again",
+    ),
+    (
+        431,
+        "HeadersTooLarge",
+        "The request's line and headers are larger than 64 KiB (`headers_too_large`), which \
+         a request line over its own limit can also answer when it arrives in pieces; the \
+         connection is closed after the answer",
     ),
     (
         500,
