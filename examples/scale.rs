@@ -22,10 +22,11 @@
 //! only), then ROUNDS rounds, each giving every size a 1/ROUNDS share of a
 //! latency's samples and seconds, or a run of RATE_SECONDS of a rate, in an
 //! order reversed from one round to the next; each latency slice starts
-//! with 3 calls unrecorded, each rate run with half a second. So every size is measured in the same
-//! moments of the machine, and the ratios between sizes are not the
-//! machine's drift between one size's minutes and another's. Reads first,
-//! then writes, so the writes do not grow what the reads see.
+//! with 3 calls unrecorded, each rate run with half a second. So every size
+//! is measured in the same moments of the machine, and the ratios between
+//! sizes are not the machine's drift between one size's minutes and
+//! another's. Reads first, then writes, so the writes do not grow what the
+//! reads see.
 //!
 //! Usage:
 //!   scale load BASE USER PASSWORD JOBS --state FILE [--results 30]
