@@ -38,9 +38,9 @@ pub enum Error {
     Collation { found: String },
     /// The database holds a schema version newer than this binary knows.
     Newer { found: i64 },
-    /// The database holds an older schema version, which no step brings
-    /// forward (the PostgreSQL schema starts at version 7).
-    Unsupported { found: i64 },
+    /// The database holds a schema version older than `first`, the version the
+    /// PostgreSQL schema starts at: no step brings it forward.
+    Unsupported { found: i64, first: i64 },
     /// The database has tables but no Quayside schema version.
     Foreign,
     /// The connection has ended (the server closed it): nothing more will
@@ -150,11 +150,10 @@ impl std::fmt::Display for Error {
                  understands (version {}); use a newer quayside binary",
                 crate::db::migrate::CURRENT_VERSION
             ),
-            Error::Unsupported { found } => write!(
+            Error::Unsupported { found, first } => write!(
                 f,
                 "this database has Quayside schema version {found}; on PostgreSQL there are \
-                 no migration steps before version {}",
-                super::schema::FIRST_VERSION
+                 no migration steps before version {first}"
             ),
             Error::Foreign => f.write_str(
                 "this database has tables but no Quayside schema version (quayside_meta): \

@@ -144,7 +144,10 @@ pub fn apply_schema(client: &Client) -> Result<()> {
                 log::info!("brought the database from schema version {found} to {CURRENT_VERSION}");
                 Ok(())
             }
-            Some(found) => Err(Error::Unsupported { found }),
+            Some(found) => Err(Error::Unsupported {
+                found,
+                first: FIRST_VERSION,
+            }),
             None => {
                 let tables = client.query_row(
                     "SELECT count(*) FROM pg_tables WHERE schemaname = current_schema()",

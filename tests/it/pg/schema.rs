@@ -533,7 +533,7 @@ fn an_older_database_is_brought_forward_by_the_steps_and_one_before_them_refused
         .unwrap();
     let error = apply_schema(&client).unwrap_err();
     assert!(
-        matches!(error, Error::Unsupported { found: 6 }),
+        matches!(error, Error::Unsupported { found: 6, first: 7 }),
         "{error:?}"
     );
     assert!(error.to_string().contains("before version 7"), "{error}");
