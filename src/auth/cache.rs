@@ -1,8 +1,9 @@
 //! Sessions remembered in memory, each with the store position ([`Stamp`]) it
 //! was read at. An entry is trusted outright only while no commit since
 //! changed a session or an account (`Db::same` of `Tables::SESSIONS`: on a
-//! data file, by the writer's recorded commits; any commit of another
-//! connection, and on PostgreSQL any commit at all, counts as one); after
+//! data file, by the writer's recorded commits, any commit of another
+//! connection counting as one; on PostgreSQL, by the count of the
+//! transactions that changed one, `change_log.session_commits`); after
 //! that it still names the caller, but the request's first store call
 //! confirms the session in the store (see [`super::SessionGuard`]). So a
 //! logout, a password change or a `quayside user remove` run by another

@@ -17,7 +17,7 @@ pub const SCHEMA: &str = include_str!("../../schema.sql");
 
 /// The version `schema.sql` describes. Raise it with every schema change and add
 /// the step that takes version `CURRENT_VERSION - 1` to it.
-pub const CURRENT_VERSION: i64 = 13;
+pub const CURRENT_VERSION: i64 = 14;
 
 /// Step `i` takes a file from version `i + 1` to `i + 2`.
 const STEPS: &[&str] = &[
@@ -33,6 +33,7 @@ const STEPS: &[&str] = &[
     include_str!("migrations/0011_documents_kind_check.sql"),
     include_str!("migrations/0012_location_domains.sql"),
     include_str!("migrations/0013_location_commits.sql"),
+    include_str!("migrations/0014_group_commits.sql"),
 ];
 
 const _: () = assert!(STEPS.len() as i64 == CURRENT_VERSION - 1);

@@ -588,27 +588,28 @@ impl Db {
     /// or in between only commits that changed none of them:
     /// - on a file, commits of the writer whose row hook saw none of them
     ///   change (`CommitWatch::holds`);
-    /// - on PostgreSQL, for the locations, an unchanged count of the
-    ///   transactions that changed one (`change_log.location_commits`, moved
-    ///   by a trigger on the table in whatever transaction changes it); for
-    ///   the other groups, no commit at all.
+    /// - on PostgreSQL, for a group counted apart (`Tables::COUNTED`: the
+    ///   locations, the workspaces, the sessions), an unchanged count of the
+    ///   transactions that changed one of its rows (`change_log.location_commits`
+    ///   and the others, moved by triggers on the group's tables in whatever
+    ///   transaction changes them, `pg/group_commits.sql`); for the documents,
+    ///   no commit at all.
     ///
     /// A workspace's writes then leave the location records cached: with
     /// five writes a second, GET one port ran at about half its rate on a
     /// file and a fifth on PostgreSQL while every commit emptied the cache;
-    /// and its documents' writes leave its scope cached
+    /// its documents' writes leave its scope cached; and no write but a
+    /// session's or an account's makes a cached session be confirmed again
     /// (`docs/design/performance.md`).
     pub fn same(&self, tables: Tables, then: Option<Stamp>, now: Option<Stamp>) -> bool {
         match (then, now, &self.commits) {
             (Some(then), Some(now), _) if then == now => true,
             (Some(then), Some(now), Commits::Wal(watch)) => watch.holds(tables, then, now),
             (
-                Some(Stamp::Commits {
-                    locations: then, ..
-                }),
-                Some(Stamp::Commits { locations: now, .. }),
+                Some(Stamp::Commits { groups: then, .. }),
+                Some(Stamp::Commits { groups: now, .. }),
                 Commits::Counter(_),
-            ) if tables == Tables::LOCATIONS => then == now,
+            ) => tables.counted().is_some_and(|i| then[i] == now[i]),
             _ => false,
         }
     }
@@ -893,12 +894,19 @@ impl Db {
 }
 
 /// Runs `f` on an aside connection to PostgreSQL ([`Db::write_aside`]) as one
-/// transaction that the tables' counting triggers (`quayside_count_commit`)
-/// take as counted already, so that `change_log.commits` does not move: for
-/// bookkeeping only ([`Db::write_bookkeeping`]). Rolled back when `f` fails
-/// or panics, so that the connection is never left inside a transaction.
+/// transaction that the tables' counting triggers (`quayside_count_commit`,
+/// `quayside_count_group`) take as counted already, so that neither
+/// `change_log.commits` nor a group's count moves: for bookkeeping only
+/// ([`Db::write_bookkeeping`]; a session's sliding expiry, which a cached
+/// session that has not seen it only takes for nearer than it is). Rolled
+/// back when `f` fails or panics, so that the connection is never left inside
+/// a transaction.
 fn uncounted<T>(conn: &Conn, f: &mut impl FnMut(&Conn) -> ApiResult<T>) -> ApiResult<T> {
-    conn.execute_batch("BEGIN; SELECT set_config('quayside.counted', 'yes', true)")?;
+    let mut begin = String::from("BEGIN; SELECT set_config('quayside.counted', 'yes', true)");
+    for (_, column) in Tables::COUNTED {
+        begin.push_str(&format!(", set_config('quayside.{column}', 'yes', true)"));
+    }
+    conn.execute_batch(&begin)?;
     let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(conn)))
         .unwrap_or_else(|_| Err(ApiError::internal("a bookkeeping write panicked")));
     match ran {

@@ -56,13 +56,16 @@ const HEADER_LEN: usize = 48;
 
 /// The store's commit position at one moment, comparable for equality only:
 /// a SQLite file's WAL-index header, or a PostgreSQL database's commit
-/// counters (`db::pg::position`): every writing transaction's, and the
-/// count of those that changed a location (what the read cache's answers
-/// are made of).
+/// counters (`db::pg::position`): every writing transaction's, and for each
+/// group of tables that has one ([`Tables::COUNTED`]) the count of those that
+/// changed a row of it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Stamp {
     Wal([u8; HEADER_LEN]),
-    Commits { all: i64, locations: i64 },
+    Commits {
+        all: i64,
+        groups: [i64; Tables::COUNTED.len()],
+    },
 }
 
 /// Groups of tables that in-memory copies are made of, each of which
@@ -87,17 +90,45 @@ impl Tables {
     /// is made of (`auth::cache`).
     pub const SESSIONS: Tables = Tables(8);
 
+    /// The tables of each group: the one list, read by the writer's row hook
+    /// on a file (`db::preupdate`, through [`Tables::of`]) and held against the
+    /// counting triggers on PostgreSQL (`tests/it/pg/schema.rs`).
+    pub const WATCHED: [(&'static str, Tables); 6] = [
+        ("locations", Tables::LOCATIONS),
+        ("workspaces", Tables::WORKSPACES),
+        ("organizations", Tables::WORKSPACES),
+        ("documents", Tables::DOCUMENTS),
+        ("sessions", Tables::SESSIONS),
+        ("accounts", Tables::SESSIONS),
+    ];
+
+    /// The groups that PostgreSQL counts apart, each with its column of
+    /// `change_log`, moved once by every transaction that changes a row of
+    /// the group (`pg/group_commits.sql`): a copy of the group's rows holds
+    /// while its count holds, whatever else was committed ([`Db::same`]).
+    /// The documents have none: a kept document is ended by the change of
+    /// that document alone, which only a file's writer knows.
+    ///
+    /// [`Db::same`]: crate::db::Db::same
+    pub const COUNTED: [(Tables, &'static str); 3] = [
+        (Tables::LOCATIONS, "location_commits"),
+        (Tables::WORKSPACES, "workspace_commits"),
+        (Tables::SESSIONS, "session_commits"),
+    ];
+
     /// The group a table of the main database belongs to (`NONE`: no
-    /// cache is made of it). One list, read by the writer's row hook
-    /// (`db::preupdate`).
+    /// cache is made of it), from [`Tables::WATCHED`].
     pub fn of(table: &[u8]) -> Tables {
-        match table {
-            b"locations" => Tables::LOCATIONS,
-            b"workspaces" | b"organizations" => Tables::WORKSPACES,
-            b"documents" => Tables::DOCUMENTS,
-            b"sessions" | b"accounts" => Tables::SESSIONS,
-            _ => Tables::NONE,
-        }
+        Tables::WATCHED
+            .iter()
+            .find(|(name, _)| name.as_bytes() == table)
+            .map_or(Tables::NONE, |(_, group)| *group)
+    }
+
+    /// This group's place in [`Tables::COUNTED`] (and in a PostgreSQL
+    /// position's counts), if PostgreSQL counts it apart.
+    pub fn counted(self) -> Option<usize> {
+        Tables::COUNTED.iter().position(|(group, _)| *group == self)
     }
 
     /// Both groups.

@@ -1,4 +1,5 @@
--- Version 13: the count of the transactions that changed a location, which
+-- Version 13 (step 14 replaces it with group_commits.sql): the count of the
+-- transactions that changed a location, which
 -- the read cache's answers (the location records) compare instead of every
 -- commit (db::Db::same of Tables::LOCATIONS), so that a workspace's writes leave them
 -- cached. AFTER STATEMENT, once per transaction (quayside.location_counted),

@@ -29,13 +29,17 @@ use std::time::{Duration, Instant};
 use tokio::sync::watch;
 
 use super::{ConnectOptions, tls};
-use crate::db::stamp::Stamp;
+use crate::db::stamp::{Stamp, Tables};
 
 /// The counters' query (autocommit: the latest committed values): every
-/// writing transaction's count, and the count of those that changed a
-/// location (`locations_count` in `pg/location_commits.sql`), which the
-/// read cache's answers compare (`Db::same`).
-const QUERY: &str = "SELECT commits, location_commits FROM change_log WHERE id = 1";
+/// writing transaction's count, then each counted group's
+/// (`Tables::COUNTED`, in its order: `pg/group_commits.sql`), which the
+/// caches of that group compare (`Db::same`).
+fn query() -> String {
+    let mut columns = vec!["commits"];
+    columns.extend(Tables::COUNTED.iter().map(|(_, column)| *column));
+    format!("SELECT {} FROM change_log WHERE id = 1", columns.join(", "))
+}
 
 /// The longest a request waits for an answer before treating the position as
 /// unknown (it then asks the store itself, which has its own timeouts).
@@ -159,9 +163,13 @@ impl Position {
         self.queries.fetch_add(1, Ordering::Relaxed);
         match client.query_opt(&statement, &[]).await {
             Ok(row) => row.and_then(|row| {
+                let mut groups = [0; Tables::COUNTED.len()];
+                for (i, count) in groups.iter_mut().enumerate() {
+                    *count = row.try_get::<_, i64>(i + 1).ok()?;
+                }
                 Some(Stamp::Commits {
                     all: row.try_get::<_, i64>(0).ok()?,
-                    locations: row.try_get::<_, i64>(1).ok()?,
+                    groups,
                 })
             }),
             Err(err) => {
@@ -209,7 +217,7 @@ impl Position {
                 log::debug!("the commit position's connection ended: {err}");
             }
         });
-        let statement = client.prepare(QUERY).await?;
+        let statement = client.prepare(&query()).await?;
         Ok((client, statement))
     }
 }

@@ -10,10 +10,10 @@ use crate::db::migrate::CURRENT_VERSION;
 use crate::db::value::Value;
 
 /// The whole current schema, for a new database: `schema.sql`, and the
-/// location count's trigger that step 13 also makes (`location_commits.sql`).
+/// groups' counting triggers that step 14 also makes (`group_commits.sql`).
 pub const SCHEMA: &str = concat!(
     include_str!("schema.sql"),
-    include_str!("location_commits.sql")
+    include_str!("group_commits.sql")
 );
 
 /// Tables of the running servers' shared state, not of the data: made by
@@ -43,14 +43,29 @@ const STEPS: &[&str] = &[
     "SELECT 1",
     LOCATION_DOMAINS,
     LOCATION_COMMITS,
+    GROUP_COMMITS,
 ];
+
+/// Version 14, PostgreSQL's alone (SQLite's `0014_group_commits.sql` changes
+/// nothing: its writer's row hook sees which groups each commit changes): the
+/// workspaces and the sessions get a count of their own, as the locations
+/// have since version 13, and one trigger function serves the three
+/// (`group_commits.sql`), in place of the locations' own.
+const GROUP_COMMITS: &str = concat!(
+    "ALTER TABLE change_log\n",
+    "    ADD COLUMN workspace_commits bigint NOT NULL DEFAULT 0,\n",
+    "    ADD COLUMN session_commits bigint NOT NULL DEFAULT 0;\n",
+    "DROP TRIGGER locations_count ON locations;\n",
+    "DROP FUNCTION quayside_count_location();\n",
+    include_str!("group_commits.sql")
+);
 
 /// Version 13, PostgreSQL's alone (SQLite's `0013_location_commits.sql`
 /// changes nothing: its writer's row hook sees which commits change a
 /// location): the count of the transactions that changed a location, kept
 /// by a trigger on the table, which the read cache compares instead of every
-/// commit (`Db::same`). The function and trigger are the new
-/// schema's own (`location_commits.sql`).
+/// commit (`Db::same`). Step 14 replaces its function and trigger
+/// (`location_commits.sql`) with the groups' (`group_commits.sql`).
 const LOCATION_COMMITS: &str = concat!(
     "ALTER TABLE change_log ADD COLUMN location_commits bigint NOT NULL DEFAULT 0;\n",
     include_str!("location_commits.sql")

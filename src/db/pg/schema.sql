@@ -306,9 +306,12 @@ CREATE TABLE change_log (
     trimmed_through bigint  NOT NULL,
     head            bigint  NOT NULL DEFAULT 0,
     commits         bigint  NOT NULL DEFAULT 0,
-    -- Version 13: the writing transactions that changed a location
-    -- (`quayside_count_location`, location_commits.sql).
-    location_commits bigint NOT NULL DEFAULT 0
+    -- Version 13: the writing transactions that changed a location; version
+    -- 14: a workspace or an organization; a session or an account
+    -- (`quayside_count_group`, group_commits.sql).
+    location_commits  bigint NOT NULL DEFAULT 0,
+    workspace_commits bigint NOT NULL DEFAULT 0,
+    session_commits   bigint NOT NULL DEFAULT 0
 );
 INSERT INTO change_log (id, trimmed_through) VALUES (1, 0);
 
@@ -407,6 +410,6 @@ BEGIN
 END
 $$;
 
--- Version 13's count of the transactions that changed a location, and its
--- trigger, are in location_commits.sql, which db::pg::schema appends to this
--- text for a new database and runs as step 13 for an older one.
+-- The counts of the transactions that changed a group of tables (version 14)
+-- and their triggers are in group_commits.sql, which db::pg::schema appends
+-- to this text for a new database and runs as step 14 for an older one.

@@ -173,3 +173,72 @@ fn a_request_dropped_while_asking_leaves_the_next_to_ask() {
         assert_eq!(db.stamp().await, Some(before), "nothing was committed");
     });
 }
+
+/// `Db::same` on PostgreSQL: a copy of a group's rows (a cached session, a
+/// workspace's scope, the read cache's locations) holds across commits that
+/// changed no row of that group, whichever connection made them, and no
+/// longer once one did. A document's write leaves every group; bookkeeping
+/// (a session's sliding expiry) moves no count at all.
+#[test]
+fn a_group_s_copy_holds_across_commits_that_left_its_tables_alone() {
+    use quayside::db::Tables;
+    let (db, other, runtime) = set_up();
+    runtime.block_on(async {
+        use tokio::task::block_in_place as sync;
+        let run = |sql: &str| sync(|| other.batch_execute(sql).unwrap());
+        let groups = [Tables::LOCATIONS, Tables::WORKSPACES, Tables::SESSIONS];
+        // Which groups still hold from `then` to the position now.
+        let holding = |then| {
+            let db = db.clone();
+            async move {
+                let now = db.stamp().await;
+                assert_ne!(now, None, "a position");
+                groups.map(|g| db.same(g, then, now))
+            }
+        };
+        run("INSERT INTO organizations (id, name, name_folded, audience, created_at, updated_at) \
+             VALUES ('o', 'O', 'o', 't', 1, 1); \
+             INSERT INTO workspaces (id, client_id, created_at, updated_at) VALUES ('w', 'o', 1, 1); \
+             INSERT INTO accounts (username, tenant, password_hash, password_salt, \
+                 password_iterations, created_at) VALUES ('u', 't', '\\x00', '\\x00', 1, 1); \
+             INSERT INTO sessions (key_hash, account_id, created_at, last_used_at) \
+                 SELECT '\\x01', id, 1, 1 FROM accounts");
+
+        let start = db.stamp().await;
+        run("INSERT INTO documents (id, workspace_id, kind, body, created_at, updated_at) \
+             VALUES ('j1', 'w', 'job', '{}', 1, 1)");
+        assert_ne!(db.stamp().await, start, "a document's write is a commit");
+        assert_eq!(holding(start).await, [true, true, true], "a document");
+        assert!(
+            !db.same(Tables::DOCUMENTS, start, db.stamp().await),
+            "the documents are not counted apart: any commit ends their copies"
+        );
+
+        // This server's bookkeeping: no count moves, not even every commit's.
+        let before = db.stamp().await;
+        db.write_bookkeeping(std::sync::Arc::from("test"), |conn| {
+            conn.execute("UPDATE sessions SET last_used_at = 2", [])?;
+            Ok(())
+        })
+        .await
+        .unwrap();
+        assert_eq!(db.stamp().await, before, "bookkeeping moved a count");
+
+        run("UPDATE locations SET name = name");
+        assert_eq!(holding(start).await, [false, true, true], "a location");
+        let start = db.stamp().await;
+        run("UPDATE organizations SET name = 'P'");
+        assert_eq!(holding(start).await, [true, false, true], "an organization");
+        let start = db.stamp().await;
+        db.write(|conn| {
+            conn.execute("DELETE FROM sessions", [])?;
+            Ok(())
+        })
+        .await
+        .unwrap();
+        assert_eq!(holding(start).await, [true, true, false], "a logout, by the writer");
+        let start = db.stamp().await;
+        run("UPDATE accounts SET tenant = 'x'");
+        assert_eq!(holding(start).await, [true, true, false], "an account");
+    });
+}

@@ -494,7 +494,9 @@ fn a_session_refreshed_through_either_process_leaves_the_commit_counter_alone() 
             &["alice"],
         )
     };
+    let sessions = || p.count("SELECT session_commits FROM change_log WHERE id = 1", &[]);
     let before = commits();
+    let sessions_before = sessions();
     for server in [&p.a, &p.b] {
         let last = used();
         wait_for("the session's expiry refreshed", 10, || {
@@ -503,9 +505,15 @@ fn a_session_refreshed_through_either_process_leaves_the_commit_counter_alone() 
         });
     }
     assert_eq!(commits(), before, "a refreshed expiry counted as a commit");
+    assert_eq!(sessions(), sessions_before, "nor as a change of a session");
     let out = p.b.delete("/api/rest/1.0/sessions/alice", &key);
     assert_eq!(out.status, 204, "{}", out.text());
     assert!(commits() > before, "a logout is a commit");
+    assert_eq!(
+        sessions(),
+        sessions_before + 1,
+        "and a change of a session, which every process's cached sessions compare"
+    );
     refused(&p.a, &key);
     refused(&p.b, &key);
 }
@@ -531,6 +539,7 @@ fn only_a_change_of_a_location_through_any_process_moves_the_count_the_location_
     live(&p.a, &key);
     live(&p.b, &key);
     let (commits, locations) = counts();
+    let sessions = p.count("SELECT session_commits FROM change_log WHERE id = 1", &[]);
     // A workspace, a job and a quality result through each process.
     for server in [&p.a, &p.b] {
         let (ws, job) = workspace_with_job(server, &key, &format!("Org {}", server.base), None);
@@ -549,6 +558,11 @@ fn only_a_change_of_a_location_through_any_process_moves_the_count_the_location_
     let (after_commits, after_locations) = counts();
     assert!(after_commits >= commits + 6, "{commits} -> {after_commits}");
     assert_eq!(after_locations, locations, "no location changed");
+    assert_eq!(
+        p.count("SELECT session_commits FROM change_log WHERE id = 1", &[]),
+        sessions,
+        "nor a session: the processes' cached sessions hold"
+    );
     live(&p.a, &key);
     live(&p.b, &key);
     // A port renamed through B: A answers the new name at once.

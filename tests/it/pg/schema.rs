@@ -100,6 +100,8 @@ const PG_ONLY_COLUMNS: &[(&str, &str)] = &[
     ("change_log", "head"),
     ("change_log", "commits"),
     ("change_log", "location_commits"),
+    ("change_log", "workspace_commits"),
+    ("change_log", "session_commits"),
 ];
 
 /// The PostgreSQL schema `apply_schema` made, less the version table, the
@@ -174,11 +176,12 @@ fn pg_shape(client: &Client) -> Shape {
 /// 4. a primary key column is NOT NULL on PostgreSQL; SQLite would let a
 ///    TEXT PRIMARY KEY of a rowid table hold NULL: compared as NOT NULL;
 /// 5. SQLite's own tables (`sqlite_sequence`, `sqlite_stat*`) are ignored;
-/// 6. `change_log.head`, `change_log.commits` and `change_log.location_commits`
-///    (`PG_ONLY_COLUMNS`) exist only on PostgreSQL: the row every writing
-///    transaction locks first, the sequence it hands out, and the count of
-///    the transactions that changed a location (SQLite's one writer, its
-///    rowid and its row hook need none of them). They come last, so the
+/// 6. `change_log.head`, `change_log.commits` and the groups' counts
+///    (`location_commits`, `workspace_commits`, `session_commits`:
+///    `PG_ONLY_COLUMNS`) exist only on PostgreSQL: the row every writing
+///    transaction locks first, the sequence it hands out, and the counts of
+///    the transactions that changed a group of tables (SQLite's one writer,
+///    its rowid and its row hook need none of them). They come last, so the
 ///    columns before them still compare.
 #[test]
 fn the_postgres_schema_has_the_sqlite_schemas_tables_columns_and_indexes() {
@@ -204,7 +207,9 @@ fn the_postgres_schema_has_the_sqlite_schemas_tables_columns_and_indexes() {
             "trimmed_through",
             "head",
             "commits",
-            "location_commits"
+            "location_commits",
+            "workspace_commits",
+            "session_commits"
         ]
         .map(|c| Value::Text(c.into()))
     );
@@ -366,6 +371,134 @@ fn every_writing_transaction_moves_the_commit_counter_once() {
     assert_eq!(commits(), start + 2, "a read");
 }
 
+/// The groups' counts (`Tables::COUNTED`): every table of a counted group in
+/// `Tables::WATCHED` (the one list, which a file's row hook reads) has the
+/// counting trigger with its group's column, and no other table has it; a
+/// transaction that writes a table of the group moves that group's count
+/// once, and only that group's; a write of another table (a document), a
+/// rollback, or bookkeeping's transaction (which sets the counts' settings
+/// first, as `db::uncounted` does) moves none.
+#[test]
+fn each_group_s_count_moves_with_a_write_of_its_own_tables_alone() {
+    use quayside::db::Tables;
+    let (_, client) = fresh();
+    apply_schema(&client).unwrap();
+    let mut expected: Vec<Vec<Value>> = Tables::WATCHED
+        .iter()
+        .filter_map(|(table, group)| {
+            let i = group.counted()?;
+            Some(vec![
+                Value::Text((*table).into()),
+                Value::Text(format!("{}\\000", Tables::COUNTED[i].1)),
+            ])
+        })
+        .collect();
+    expected.sort_by_key(|row| format!("{row:?}"));
+    let found: Vec<Vec<Value>> = triggers(&client)
+        .into_iter()
+        .filter(|row| row[2] == Value::Text("quayside_count_group".into()))
+        .map(|row| vec![row[1].clone(), row[3].clone()])
+        .collect();
+    assert_eq!(
+        found, expected,
+        "the counting triggers follow Tables::WATCHED"
+    );
+    assert_eq!(
+        found.len(),
+        5,
+        "locations, workspaces, organizations, sessions, accounts"
+    );
+
+    let columns: Vec<&str> = Tables::COUNTED.iter().map(|(_, c)| *c).collect();
+    let counts = || -> Vec<i64> {
+        let row = client
+            .query_row(
+                &format!("SELECT {} FROM change_log WHERE id = 1", columns.join(", ")),
+                &[],
+            )
+            .unwrap()
+            .unwrap();
+        row.values().iter().map(|v| v.as_i64().unwrap()).collect()
+    };
+    let moved = |before: &[i64], after: &[i64]| -> Vec<&str> {
+        columns
+            .iter()
+            .zip(before.iter().zip(after))
+            .flat_map(|(c, (b, a))| std::iter::repeat_n(*c, (a - b) as usize))
+            .collect()
+    };
+    let write = |sql: &str| -> Vec<&str> {
+        let before = counts();
+        client
+            .batch_execute(&format!("BEGIN; {sql}; COMMIT"))
+            .unwrap();
+        moved(&before, &counts())
+    };
+    assert_eq!(
+        write(
+            "INSERT INTO locations (catalog, client_code, name, name_folded, status_code, \
+                 created_at, creator, modified_at, modifier) \
+             VALUES ('ports', 'NLRTM', 'Rotterdam', 'rotterdam', 'ACTIVE', 1, 'c', 1, 'c'); \
+             UPDATE locations SET name = 'Rotterdam Haven'"
+        ),
+        ["location_commits"],
+        "two statements on the locations, one transaction"
+    );
+    assert_eq!(
+        write(
+            "INSERT INTO organizations (id, name, name_folded, audience, created_at, updated_at) \
+                 VALUES ('o', 'O', 'o', 't', 1, 1); \
+             INSERT INTO workspaces (id, client_id, created_at, updated_at) VALUES ('w', 'o', 1, 1)"
+        ),
+        ["workspace_commits"],
+        "an organization and a workspace, one transaction"
+    );
+    assert_eq!(
+        write("UPDATE workspaces SET description = 'd'"),
+        ["workspace_commits"]
+    );
+    assert_eq!(
+        write(
+            "INSERT INTO accounts (username, tenant, password_hash, password_salt, \
+                 password_iterations, created_at) VALUES ('u', 't', '\\x00', '\\x00', 1, 1); \
+             INSERT INTO sessions (key_hash, account_id, created_at, last_used_at) \
+                 SELECT '\\x01', id, 1, 1 FROM accounts"
+        ),
+        ["session_commits"],
+        "an account and its session, one transaction"
+    );
+    assert_eq!(
+        write("DELETE FROM sessions"),
+        ["session_commits"],
+        "a logout"
+    );
+    assert_eq!(
+        write(
+            "INSERT INTO documents (id, workspace_id, kind, body, created_at, updated_at) \
+                 VALUES ('j1', 'w', 'job', '{}', 1, 1)"
+        ),
+        Vec::<&str>::new(),
+        "a document is no counted group's"
+    );
+    let before = counts();
+    client
+        .batch_execute("BEGIN; UPDATE accounts SET tenant = 'x'; ROLLBACK")
+        .unwrap();
+    assert_eq!(moved(&before, &counts()), Vec::<&str>::new(), "a rollback");
+    let settings: Vec<String> = columns
+        .iter()
+        .map(|c| format!("set_config('quayside.{c}', 'yes', true)"))
+        .collect();
+    assert_eq!(
+        write(&format!(
+            "SELECT {}; UPDATE sessions SET last_used_at = 2",
+            settings.join(", ")
+        )),
+        Vec::<&str>::new(),
+        "bookkeeping, its counts set beforehand"
+    );
+}
+
 #[test]
 fn applying_the_schema_records_the_version_and_a_second_time_changes_nothing() {
     let (_, client) = fresh();
@@ -390,7 +523,8 @@ fn applying_the_schema_records_the_version_and_a_second_time_changes_nothing() {
 fn triggers(client: &Client) -> Vec<Vec<Value>> {
     client
         .query(
-            "SELECT t.tgname::text, c.relname::text, p.proname::text FROM pg_trigger t \
+            "SELECT t.tgname::text, c.relname::text, p.proname::text, \
+                 encode(t.tgargs, 'escape') FROM pg_trigger t \
              JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_proc p ON p.oid = t.tgfoid \
              WHERE NOT t.tgisinternal AND c.relnamespace = current_schema()::regnamespace \
              ORDER BY 1, 2",
@@ -449,9 +583,14 @@ fn an_older_database_is_brought_forward_by_the_steps_and_one_before_them_refused
                  ADD CHECK (status_code IN ('ACTIVE', 'INACTIVE')); \
              DROP DOMAIN location_catalog; DROP DOMAIN north_south; \
              DROP DOMAIN east_west; DROP DOMAIN location_status; \
-             DROP TRIGGER locations_count ON locations; \
-             DROP FUNCTION quayside_count_location(); \
-             ALTER TABLE change_log DROP COLUMN location_commits; \
+             DROP TRIGGER quayside_count_group ON locations; \
+             DROP TRIGGER quayside_count_group ON workspaces; \
+             DROP TRIGGER quayside_count_group ON organizations; \
+             DROP TRIGGER quayside_count_group ON sessions; \
+             DROP TRIGGER quayside_count_group ON accounts; \
+             DROP FUNCTION quayside_count_group(); \
+             ALTER TABLE change_log DROP COLUMN location_commits, \
+                 DROP COLUMN workspace_commits, DROP COLUMN session_commits; \
              UPDATE quayside_meta SET schema_version = 7",
         )
         .unwrap();
@@ -516,7 +655,7 @@ fn an_older_database_is_brought_forward_by_the_steps_and_one_before_them_refused
     assert_eq!(
         triggers(&client),
         triggers(&fresh_client),
-        "version 13 counts the transactions that change a location"
+        "versions 13 and 14 count the transactions that change a group of tables"
     );
     assert_eq!(
         change_log_columns(&client),

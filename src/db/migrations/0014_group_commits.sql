@@ -1,0 +1,8 @@
+-- Version 14 is PostgreSQL's alone: there the workspaces (with the
+-- organizations) and the sessions (with the accounts) get a count of the
+-- transactions that changed one of their rows, as the locations have since
+-- version 13 (`change_log.workspace_commits`, `session_commits`,
+-- `db::pg::schema`, GROUP_COMMITS), which the workspaces' and the sessions'
+-- caches compare instead of every commit. On a data file the writer's row
+-- hook sees which groups each of its commits changes (`db::preupdate`), and
+-- any other connection's commit ends the caches: this step has no statement.
